@@ -1,0 +1,1 @@
+"""streamshift's Kubernetes operator: CRD models, kopf handlers, reconcile logic, pod builders."""
