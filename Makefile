@@ -1,0 +1,59 @@
+# streamshift: every entry point a user or CI needs. `make help` lists them.
+SHELL := /bin/bash
+export STREAMSHIFT_CACHE ?= $(HOME)/.cache/streamshift
+VENV := .venv
+PY := $(VENV)/bin/python
+PROTOCOL ?= unimico
+CASES ?= 500
+
+.DEFAULT_GOAL := help
+.PHONY: help venv setup up down status test test-unit lint fmt demo bench-engine verify-protocols bench-protocols
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+venv: $(VENV)/.installed ## create .venv with the pinned Python dependencies
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip==25.3
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+setup: venv ## install everything the stack needs (idempotent, cached under $$STREAMSHIFT_CACHE)
+	dev/setup.sh
+
+up: setup ## start Kafka, MinIO, etcd, kube-apiserver and the node agent on loopback
+	dev/up.sh
+
+down: ## stop what `make up` started (by PID file)
+	dev/down.sh
+
+status: ## health and memory (RSS) of each part of the local stack
+	dev/status.sh
+
+lint: venv ## ruff and mypy
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+fmt: venv ## format the code
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+test-unit: venv ## pure tests: engine and protocols, no services
+	$(VENV)/bin/pytest -q -m "not stack"
+
+test: setup ## everything CI runs: lint, unit tests, then integration tests on a stack it starts and stops
+	dev/test.sh
+
+demo: setup ## set up, start the stack and migrate a query (PROTOCOL=unimico)
+	dev/demo.sh $(PROTOCOL)
+
+bench-engine: venv ## engine throughput per core, JSON and columnar, against the decode limit
+	$(PY) -m bench.engine
+
+verify-protocols: venv ## every protocol's output with migration equals without, at scale (CASES=500)
+	$(PY) -m bench.verify_protocols --cases $(CASES)
+
+bench-protocols: venv ## protocol cost table and the seed 001 cost model against measurements
+	$(PY) -m bench.protocols
