@@ -1,0 +1,1 @@
+"""Event model: columnar input batches, columnar results, and their wire formats."""
