@@ -7,7 +7,7 @@ PROTOCOL ?= unimico
 CASES ?= 500
 
 .DEFAULT_GOAL := help
-.PHONY: help venv setup up down status test test-unit lint fmt demo bench-engine verify-protocols bench-protocols
+.PHONY: help venv setup setup-spark up down status test test-unit lint fmt demo bench-engine verify-protocols bench-protocols bench-spark
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -57,3 +57,9 @@ verify-protocols: venv ## every protocol's output with migration equals without,
 
 bench-protocols: venv ## protocol cost table and the seed 001 cost model against measurements
 	$(PY) -m bench.protocols
+
+setup-spark: venv ## install pyspark and cache the Spark Kafka connector jars
+	dev/setup-spark.sh
+
+bench-spark: setup-spark up ## Spark generator throughput into Kafka and oracle time
+	$(PY) -m bench.spark
