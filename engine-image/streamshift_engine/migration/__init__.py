@@ -1,0 +1,1 @@
+"""Migration protocols as state machines over engine instances: log, transport, cost model."""
