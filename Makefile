@@ -63,3 +63,7 @@ setup-spark: venv ## install pyspark and cache the Spark Kafka connector jars
 
 bench-spark: setup-spark up ## Spark generator throughput into Kafka and oracle time
 	$(PY) -m bench.spark
+
+.PHONY: crds
+crds: venv ## generate crds/*.yaml from the operator's typed models
+	$(PY) -m streamshift_operator.crdgen crds

@@ -1,0 +1,1 @@
+"""CRD generation from the typed models: `python -m streamshift_operator.crdgen` writes crds/."""

@@ -1,0 +1,45 @@
+"""The structural converter: every node typed, no refs or unions, free-form plans preserved."""
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from streamshift_operator.crdgen.kinds import KINDS, crd
+from streamshift_operator.crdgen.structural import structural
+from streamshift_operator.models.streamquery import PlanSource
+
+
+def _nodes(node: dict[str, Any], path: str = "") -> list[tuple[str, dict[str, Any]]]:
+    found = [(path, node)]
+    for name, child in node.get("properties", {}).items():
+        found += _nodes(child, f"{path}.{name}")
+    if "items" in node:
+        found += _nodes(node["items"], f"{path}[]")
+    return found
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda kind: kind.kind)
+def test_every_node_is_structural(kind: Any) -> None:
+    root = crd(kind)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    for path, node in _nodes(root):
+        assert "type" in node, path
+        assert not {"$ref", "anyOf", "oneOf", "allOf", "title"} & node.keys(), path
+        assert node.get("default", "") is not None, path
+        assert not ("properties" in node and "additionalProperties" in node), path
+
+
+def test_inline_plan_keeps_unknown_fields_and_has_the_one_of_rule() -> None:
+    schema = structural(PlanSource)
+    assert schema["properties"]["inline"] == {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+    }
+    assert schema["x-kubernetes-validations"][0]["rule"] == "has(self.builtin) != has(self.inline)"
+
+
+def test_a_union_of_two_types_is_refused() -> None:
+    class Bad(BaseModel):
+        value: int | str
+
+    with pytest.raises(ValueError, match="unions"):
+        structural(Bad)
