@@ -1,0 +1,228 @@
+"""Wire formats of events and results: JSON (one event per record) and Arrow IPC (many per record).
+
+JSON is what other producers send: one UTF-8 object per Kafka record, the fields of a `Schema`,
+the event time in the schema's `time_field` (int milliseconds). Decoding is batched: all records
+are parsed with `orjson.loads` in one C-level `map`, then each field becomes one numpy column
+with a single type check over the column. Only when that fast path meets a malformed record does
+the batch fall back to checking record by record; each malformed record (bad JSON, not an
+object, missing field, wrong type, integer outside int64) becomes a `DeadLetter` with a precise
+reason, and decoding continues with the next record.
+
+The columnar format is one Arrow IPC stream per Kafka record holding a whole `Batch`: the
+payload columns plus `__ts`, `__partition` and `__offset`, the source name in the schema
+metadata. Decoding is zero-copy for numeric columns; `columns=` reads only the named payload
+columns (projection), which skips building Python strings a query never reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+import orjson
+import pyarrow as pa
+
+from streamshift_engine.events.batch import Batch
+from streamshift_engine.events.results import ResultBatch
+
+FieldKind = Literal["int", "float", "str"]
+_META_COLUMNS = ("__ts", "__partition", "__offset")
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    """The fields of one source's JSON records and which of them is the event time."""
+
+    source: str
+    fields: tuple[tuple[str, FieldKind], ...]
+    time_field: str
+
+    def __post_init__(self) -> None:
+        if dict(self.fields).get(self.time_field) != "int":
+            raise ValueError(f"schema {self.source!r}: time field must be an int field")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.fields)
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """A record the engine could not use, where it came from and why."""
+
+    source: str
+    partition: int
+    offset: int
+    reason: str
+    raw: bytes
+
+
+def encode_json(batch: Batch) -> list[bytes]:
+    """One JSON object per record with the batch's payload columns (the time field among them)."""
+    names = list(batch.columns)
+    lists = [batch.columns[name].tolist() for name in names]
+    dumps = orjson.dumps
+    return [dumps(dict(zip(names, values, strict=True))) for values in zip(*lists, strict=True)]
+
+
+def decode_json(
+    source: str,
+    records: Sequence[bytes],
+    partitions: Sequence[int] | npt.NDArray[np.integer[Any]],
+    offsets: Sequence[int] | npt.NDArray[np.integer[Any]],
+    schema: Schema,
+) -> tuple[Batch, list[DeadLetter]]:
+    """Decode JSON records of one source; malformed ones come back as dead letters."""
+    partition = np.asarray(partitions, dtype=np.int32)
+    offset = np.asarray(offsets, dtype=np.int64)
+    if not len(partition) == len(offset) == len(records):
+        raise ValueError("decode_json: records, partitions and offsets differ in length")
+    try:
+        objects = list(map(orjson.loads, records))
+        columns = _columns(objects, schema)
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, OverflowError):
+        return _decode_checked(source, records, partition, offset, schema)
+    batch = Batch(source, columns[schema.time_field], partition, offset, columns)
+    return batch, []
+
+
+def _columns(objects: list[Any], schema: Schema) -> dict[str, npt.NDArray[Any]]:
+    """Columns of well-formed objects; raises on the first sign of a malformed one."""
+    columns: dict[str, npt.NDArray[Any]] = {}
+    for name, kind in schema.fields:
+        values = list(map(itemgetter(name), objects))
+        types = set(map(type, values))
+        if kind == "str" and types <= {str}:
+            column = np.empty(len(values), dtype=object)
+            column[:] = values
+        elif kind == "int" and types <= {int}:
+            column = np.array(values, dtype=np.int64)
+        elif kind == "float" and types <= {int, float}:
+            column = np.array(values, dtype=np.float64)
+        else:
+            raise TypeError(name)
+        columns[name] = column
+    return columns
+
+
+def _decode_checked(
+    source: str,
+    records: Sequence[bytes],
+    partition: npt.NDArray[np.int32],
+    offset: npt.NDArray[np.int64],
+    schema: Schema,
+) -> tuple[Batch, list[DeadLetter]]:
+    """The slow path: check every record, keep the good ones, explain the bad ones."""
+    good: list[Any] = []
+    keep: list[int] = []
+    dead: list[DeadLetter] = []
+    for position, raw in enumerate(records):
+        reason, parsed = _check(raw, schema)
+        if reason is None:
+            good.append(parsed)
+            keep.append(position)
+        else:
+            where = int(partition[position]), int(offset[position])
+            dead.append(DeadLetter(source, where[0], where[1], reason, bytes(raw)))
+    columns = _columns(good, schema)
+    kept = np.array(keep, dtype=np.int64)
+    batch = Batch(source, columns[schema.time_field], partition[kept], offset[kept], columns)
+    return batch, dead
+
+
+def _check(raw: bytes, schema: Schema) -> tuple[str | None, Any]:
+    """`(None, object)` for a well-formed record, otherwise `(reason, None)`."""
+    try:
+        parsed = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        return f"bad json: {error}", None
+    if not isinstance(parsed, dict):
+        return f"not a JSON object: {type(parsed).__name__}", None
+    for name, kind in schema.fields:
+        if name not in parsed:
+            return f"missing field {name!r}", None
+        value = parsed[name]
+        if not _has_kind(value, kind):
+            return f"wrong type for field {name!r}: expected {kind}, got {_json_type(value)}", None
+        if kind == "int" and not _INT64_MIN <= value <= _INT64_MAX:
+            return f"field {name!r} out of int64 range: {value}", None
+    return None, parsed
+
+
+def _has_kind(value: Any, kind: FieldKind) -> bool:
+    if kind == "int":
+        return type(value) is int
+    if kind == "float":
+        return type(value) in (int, float)
+    return type(value) is str
+
+
+def _json_type(value: Any) -> str:
+    names = {bool: "bool", int: "int", float: "float", str: "str", list: "array", dict: "object"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def encode_columnar(batch: Batch) -> bytes:
+    """A whole batch as one Arrow IPC stream."""
+    arrays = [pa.array(batch.ts), pa.array(batch.partition), pa.array(batch.offset)]
+    arrays += [_to_arrow(column) for column in batch.columns.values()]
+    names = [*_META_COLUMNS, *batch.columns]
+    record_batch = pa.RecordBatch.from_arrays(arrays, names=names)
+    return _ipc_bytes(record_batch.replace_schema_metadata({"source": batch.source}))
+
+
+def decode_columnar(data: bytes, columns: Collection[str] | None = None) -> Batch:
+    """The batch in one Arrow IPC stream; `columns` limits the payload columns read."""
+    table = pa.ipc.open_stream(data).read_all().combine_chunks()
+    source = table.schema.metadata[b"source"].decode()
+    names = [n for n in table.column_names if n not in _META_COLUMNS]
+    if columns is not None:
+        names = [n for n in names if n in columns]
+    ts, partition, offset = (_to_numpy(table.column(n)) for n in _META_COLUMNS)
+    payload = {name: _to_numpy(table.column(name)) for name in names}
+    return Batch(source, ts, partition, offset, payload)
+
+
+def _to_arrow(column: npt.NDArray[Any]) -> pa.Array:
+    if column.dtype == object:
+        return pa.array(column, type=pa.string() if len(column) == 0 else None)
+    return pa.array(column)
+
+
+def _to_numpy(column: pa.ChunkedArray) -> npt.NDArray[Any]:
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        values = np.empty(len(column), dtype=object)
+        values[:] = column.to_pylist()
+        return values
+    if column.num_chunks == 0:
+        return np.empty(0, dtype=column.type.to_pandas_dtype())
+    return np.asarray(column.chunk(0).to_numpy(zero_copy_only=False))
+
+
+def encode_results_json(results: ResultBatch) -> list[bytes]:
+    """One JSON object per result: its id, window bounds, key and value fields."""
+    return [orjson.dumps(record) for record in results.to_records()]
+
+
+def encode_results_columnar(results: ResultBatch) -> bytes:
+    """Results as one Arrow IPC stream: ids, metadata, key and value columns."""
+    arrays = [pa.array(results.ids(), type=pa.string())]
+    names = ["id", "partition", "window_start", "window_end", "min_ts", "max_ts"]
+    metadata = [results.partition, results.window_start, results.window_end]
+    arrays += [pa.array(a) for a in [*metadata, results.min_ts, results.max_ts]]
+    for name, column in [*results.keys.items(), *results.values.items()]:
+        arrays.append(_to_arrow(column))
+        names.append(name)
+    return _ipc_bytes(pa.RecordBatch.from_arrays(arrays, names=names))
+
+
+def _ipc_bytes(record_batch: pa.RecordBatch) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, record_batch.schema) as writer:
+        writer.write_batch(record_batch)
+    return bytes(sink.getvalue())

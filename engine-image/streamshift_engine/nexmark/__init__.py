@@ -1,0 +1,1 @@
+"""Nexmark events (Person, Auction, Bid) and their deterministic, index-addressable generator."""

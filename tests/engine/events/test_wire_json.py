@@ -1,0 +1,120 @@
+"""JSON wire format: round trips, and every malformed record kind reaching the dead letters."""
+
+from __future__ import annotations
+
+import numpy as np
+import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from streamshift_engine.events.batch import Batch
+from streamshift_engine.events.wire import DeadLetter, Schema, decode_json, encode_json
+from streamshift_engine.nexmark.generator import generate
+from streamshift_engine.nexmark.model import BID, SCHEMAS
+
+SCHEMA = Schema("s", (("k", "int"), ("v", "float"), ("name", "str"), ("t", "int")), "t")
+INT64 = st.integers(-(2**63), 2**63 - 1)
+ROW = st.fixed_dictionaries(
+    {
+        "k": INT64,
+        "v": st.floats(allow_nan=False, allow_infinity=False),
+        "name": st.text(),
+        "t": INT64,
+    }
+)
+
+
+def _batch(rows: list[dict[str, object]]) -> Batch:
+    columns = {
+        "k": np.array([r["k"] for r in rows], dtype=np.int64),
+        "v": np.array([r["v"] for r in rows], dtype=np.float64),
+        "name": np.array([r["name"] for r in rows] + [None], dtype=object)[:-1],
+        "t": np.array([r["t"] for r in rows], dtype=np.int64),
+    }
+    n = len(rows)
+    partition = np.arange(n, dtype=np.int32) % 3
+    return Batch("s", columns["t"], partition, np.arange(n, dtype=np.int64), columns)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.lists(ROW, max_size=30))
+def test_json_round_trip(rows: list[dict[str, object]]) -> None:
+    batch = _batch(rows)
+    decoded, dead = decode_json("s", encode_json(batch), batch.partition, batch.offset, SCHEMA)
+    assert dead == []
+    assert list(decoded.rows()) == list(batch.rows())
+    assert np.array_equal(decoded.ts, batch.ts)
+    assert np.array_equal(decoded.partition, batch.partition)
+    assert np.array_equal(decoded.offset, batch.offset)
+
+
+def test_nexmark_events_round_trip() -> None:
+    for kind, batch in generate(1, 0, 3000).items():
+        records = encode_json(batch)
+        decoded, dead = decode_json(kind, records, batch.partition, batch.offset, SCHEMAS[kind])
+        assert dead == []
+        assert list(decoded.rows()) == list(batch.rows())
+        assert np.array_equal(decoded.ts, batch.ts)
+
+
+GOOD = {"k": 1, "v": 2.5, "name": "a", "t": 10}
+MALFORMED = [
+    (b'{"k": 1, "v": 2.5, "name": "a", "t": 1', "bad json: "),
+    (b"", "bad json: "),
+    (b"\xff\xfe", "bad json: "),
+    (b"[1, 2]", "not a JSON object: list"),
+    (b"7", "not a JSON object: int"),
+    (orjson.dumps({"k": 1, "v": 2.5, "t": 10}), "missing field 'name'"),
+    (orjson.dumps({**GOOD, "k": "1"}), "wrong type for field 'k': expected int, got str"),
+    (orjson.dumps({**GOOD, "k": 1.0}), "wrong type for field 'k': expected int, got float"),
+    (orjson.dumps({**GOOD, "t": True}), "wrong type for field 't': expected int, got bool"),
+    (orjson.dumps({**GOOD, "v": None}), "wrong type for field 'v': expected float, got null"),
+    (orjson.dumps({**GOOD, "name": 5}), "wrong type for field 'name': expected str, got int"),
+    (orjson.dumps({**GOOD, "name": [1]}), "wrong type for field 'name': expected str, got array"),
+    (b'{"k": 18446744073709551615, "v": 1, "name": "a", "t": 1}', "field 'k' out of int64 range"),
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.lists(ROW, min_size=0, max_size=8),
+    bad=st.lists(st.sampled_from(range(len(MALFORMED))), min_size=1, max_size=4),
+    data=st.data(),
+)
+def test_malformed_records_become_dead_letters_and_decoding_continues(
+    rows: list[dict[str, object]], bad: list[int], data: st.DataObject
+) -> None:
+    records = [orjson.dumps(row) for row in rows]
+    expected_rows = list(_batch(rows).rows())
+    positions = []
+    for choice in bad:
+        at = data.draw(st.integers(0, len(records)))
+        records.insert(at, MALFORMED[choice][0])
+        positions = [p + 1 if p >= at else p for p in positions]
+        positions.append(at)
+    reasons = {p: MALFORMED[c][1] for p, c in zip(positions, bad, strict=True)}
+    n = len(records)
+    partitions, offsets = [p % 4 for p in range(n)], [100 + p for p in range(n)]
+    decoded, dead = decode_json("s", records, partitions, offsets, SCHEMA)
+    assert list(decoded.rows()) == expected_rows
+    good = [p for p in range(n) if p not in reasons]
+    assert decoded.offset.tolist() == [100 + p for p in good]
+    assert [d.offset - 100 for d in dead] == sorted(reasons)
+    for letter in dead:
+        position = letter.offset - 100
+        assert letter.source == "s" and letter.partition == position % 4
+        assert letter.raw == records[position]
+        assert letter.reason.startswith(reasons[position]), (letter.reason, reasons[position])
+
+
+def test_bad_json_reason_says_where() -> None:
+    _, dead = decode_json("bid", [b'{"auction": 1,'], [2], [7], BID)
+    assert dead[0] == DeadLetter("bid", 2, 7, dead[0].reason, b'{"auction": 1,')
+    assert dead[0].reason.startswith("bad json: ") and "line 1" in dead[0].reason
+
+
+def test_ints_are_accepted_where_floats_are_expected_and_extra_fields_ignored() -> None:
+    record = orjson.dumps({**GOOD, "v": 3, "unknown": [1]})
+    decoded, dead = decode_json("s", [record], [0], [0], SCHEMA)
+    assert dead == []
+    assert decoded.columns["v"].dtype == np.float64 and decoded.columns["v"].tolist() == [3.0]
+    assert list(decoded.columns) == ["k", "v", "name", "t"]
