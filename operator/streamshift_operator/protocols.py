@@ -1,0 +1,83 @@
+"""Which protocol a Migration runs: feasibility of an explicit one, and the choice for `auto`.
+
+Pure functions of the plan's traits (from the engine's `Plan`), the kind of target and the
+state size. The CRD already refuses `unimico` with a plan change; what needs the plan (a
+window to hand over at, state that expires) is checked here and reported in status.
+"""
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from streamshift_operator.models.migration import Protocol
+
+# Above this window size a window-boundary hand-off waits longer than moving small state.
+LONG_WINDOW_MS = 300_000
+SMALL_STATE_BYTES = 256 * 1024 * 1024
+
+
+class TargetKind(StrEnum):
+    RESCALE = "rescale"
+    MOVE = "move"
+    PLAN = "plan"
+
+
+@dataclass(frozen=True)
+class PlanTraits:
+    """What the protocols need to know of a plan."""
+
+    window_size_ms: int | None  # the controlling window's size; None when there is none
+    unbounded_state: bool
+
+
+@dataclass(frozen=True)
+class Choice:
+    protocol: Protocol
+    reason: str
+
+
+def refusal(protocol: Protocol, traits: PlanTraits, target: TargetKind) -> str | None:
+    """Why `protocol` cannot run this migration (a message that says what to do), or None."""
+    boundary = protocol in (Protocol.UNIMICO, Protocol.PARALLEL_TRACK)
+    if boundary and (traits.window_size_ms is None or traits.unbounded_state):
+        return (
+            f"protocol {protocol} needs a windowed plan whose state expires, and this plan has "
+            "no controlling window or keeps unbounded state: use state-transfer, "
+            "savepoint-restart or auto"
+        )
+    if protocol is Protocol.UNIMICO and target is TargetKind.PLAN:
+        return "protocol unimico cannot change the plan: use parallel-track, moving-state or auto"
+    return None
+
+
+def choose(traits: PlanTraits, target: TargetKind, state_bytes: int) -> Choice:
+    """The protocol `auto` runs, and why (recorded in status.protocolReason)."""
+    window = traits.window_size_ms
+    if window is None or traits.unbounded_state:
+        if target is TargetKind.PLAN:
+            return Choice(
+                Protocol.MOVING_STATE,
+                "plan change on a plan without a window: matched state moves, the rest is "
+                "recomputed",
+            )
+        return Choice(
+            Protocol.STATE_TRANSFER,
+            "no window to hand over at: the state moves through the object store while "
+            "Kafka buffers the input",
+        )
+    long_window = window > LONG_WINDOW_MS and state_bytes < SMALL_STATE_BYTES
+    if long_window and target is not TargetKind.PLAN:
+        return Choice(
+            Protocol.STATE_TRANSFER,
+            f"window of {window} ms is long and the state is small "
+            f"({state_bytes} bytes): moving it is quicker than waiting for a window boundary",
+        )
+    if target is TargetKind.PLAN:
+        return Choice(
+            Protocol.PARALLEL_TRACK,
+            "plan change on a windowed plan: old and new plans run side by side for about one "
+            "window, no output gap",
+        )
+    return Choice(
+        Protocol.UNIMICO,
+        "windowed plan: hand-off at a window boundary, no state moved, no output gap",
+    )
