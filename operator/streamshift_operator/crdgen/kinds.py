@@ -8,11 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic.config import JsonDict
 
 from streamshift_operator.crdgen.structural import Schema, structural
-from streamshift_operator.models.common import GROUP, VERSION
+from streamshift_operator.models.common import GROUP, VERSION, cel
 from streamshift_operator.models.migration import MigrationSpec, MigrationStatus
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
+from streamshift_operator.names import QUERY_NAME_MAX, QUERY_NAME_PATTERN
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,7 @@ class Kind:
     status: type[BaseModel]
     columns: tuple[tuple[str, str, str], ...]
     scale: dict[str, str] | None = None
+    name_rules: tuple[JsonDict, ...] = ()
 
 
 AGE = ("Age", "date", ".metadata.creationTimestamp")
@@ -46,6 +49,14 @@ STREAM_QUERY = Kind(
         "statusReplicasPath": ".status.replicas",
         "labelSelectorPath": ".status.selector",
     },
+    name_rules=(
+        cel(
+            f"self.metadata.name.size() <= {QUERY_NAME_MAX} && "
+            f"self.metadata.name.matches('{QUERY_NAME_PATTERN}')",
+            f"a StreamQuery's name must be at most {QUERY_NAME_MAX} characters, lower-case "
+            "letters, digits and '-', starting with a letter (it prefixes its pods' names)",
+        ),
+    ),
 )
 
 MIGRATION = Kind(
@@ -84,6 +95,8 @@ def crd(kind: Kind) -> dict[str, Any]:
             "status": structural(kind.status),
         },
     }
+    if kind.name_rules:
+        root["x-kubernetes-validations"] = list(kind.name_rules)
     subresources: dict[str, Any] = {"status": {}}
     if kind.scale is not None:
         subresources["scale"] = dict(kind.scale)
