@@ -2,7 +2,7 @@
 
 Structural means: every node has a type, no `$ref`, no `anyOf` of types, no `additionalProperties`
 beside `properties`. So references are inlined, `X | None` becomes plain `X` (absence is how
-Kubernetes says "unset"), `None` defaults are dropped, titles are dropped, and a free-form object
+Kubernetes says "unset"), `None` defaults and null fields inside defaults are dropped, titles are dropped, and a free-form object
 (`dict[str, Any]`) becomes `x-kubernetes-preserve-unknown-fields`.
 """
 
@@ -42,6 +42,8 @@ def _convert(node: Schema, defs: dict[str, Schema]) -> Schema:
             out[key] = {name: _convert(child, defs) for name, child in value.items()}
         elif key == "items":
             out[key] = _convert(value, defs)
+        elif key == "default":
+            out[key] = _without_nulls(value)
         else:
             out[key] = value
     if node.get("additionalProperties") is True and "properties" not in node:
@@ -53,3 +55,10 @@ def _convert(node: Schema, defs: dict[str, Schema]) -> Schema:
     if "type" not in out:
         raise ValueError(f"schema node without a type: {node}")
     return out
+
+
+def _without_nulls(value: Any) -> Any:
+    """A default as Kubernetes wants it: unset fields absent rather than null."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    return value
