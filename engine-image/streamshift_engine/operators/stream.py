@@ -1,0 +1,87 @@
+"""Conventions for the streams between operators, and the grouping helper they share.
+
+Between operators a stream is a `Batch` whose `source` is the producing node. Besides payload
+columns it may carry reserved columns: `_min_ts` and `_max_ts` (the combined-tuple timestamps of
+seed 001 lemma 2.2; absent means both equal `ts`) and `_window_start`, `_window_end` (absent
+means the record has no window). A record's identity is deterministic: an input record is
+`source@partition:offset`; a windowed result is `source|window_start|window_end|keys`; a join
+result carries both sides' identities in its `id` field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from streamshift_engine.events.batch import Batch
+
+MIN_TS = "_min_ts"
+MAX_TS = "_max_ts"
+WINDOW_START = "_window_start"
+WINDOW_END = "_window_end"
+RESERVED = frozenset({MIN_TS, MAX_TS, WINDOW_START, WINDOW_END})
+NO_WINDOW = -1
+
+
+def min_ts(batch: Batch) -> npt.NDArray[np.int64]:
+    return batch.columns.get(MIN_TS, batch.ts)
+
+
+def max_ts(batch: Batch) -> npt.NDArray[np.int64]:
+    return batch.columns.get(MAX_TS, batch.ts)
+
+
+def payload(batch: Batch) -> dict[str, npt.NDArray[Any]]:
+    """The columns that are fields of the records (reserved columns left out)."""
+    return {name: column for name, column in batch.columns.items() if name not in RESERVED}
+
+
+def identities(batch: Batch, result_keys: Sequence[str]) -> list[str]:
+    """Deterministic identity of each record (see the module docstring)."""
+    if WINDOW_START in batch.columns:
+        keys = [batch.columns[k].tolist() for k in result_keys]
+        joined = [":".join(map(str, parts)) for parts in zip(*keys, strict=True)] if keys else None
+        starts = batch.columns[WINDOW_START].tolist()
+        ends = batch.columns[WINDOW_END].tolist()
+        return [
+            f"{batch.source}|{s}|{e}|{joined[i] if joined else ''}"
+            for i, (s, e) in enumerate(zip(starts, ends, strict=True))
+        ]
+    if result_keys:
+        keys = [batch.columns[k].tolist() for k in result_keys]
+        return [":".join(map(str, parts)) for parts in zip(*keys, strict=True)]
+    return [
+        f"{batch.source}@{p}:{o}"
+        for p, o in zip(batch.partition.tolist(), batch.offset.tolist(), strict=True)
+    ]
+
+
+def group_codes(arrays: Sequence[npt.NDArray[Any]]) -> tuple[npt.NDArray[np.int64], int]:
+    """Dense group numbers (0..n-1, in sorted key order) for rows of equal values in all arrays."""
+    length = len(arrays[0]) if arrays else 0
+    codes = np.zeros(length, np.int64)
+    for array in arrays:
+        _, inverse = np.unique(array, return_inverse=True)
+        codes = codes * (int(inverse.max()) + 1 if length else 1) + inverse
+    if not arrays or length == 0:
+        return codes, int(length > 0)
+    uniques, inverse = np.unique(codes, return_inverse=True)
+    return inverse.astype(np.int64), len(uniques)
+
+
+def stream(
+    source: str,
+    ts: npt.NDArray[np.int64],
+    partition: npt.NDArray[Any],
+    columns: Mapping[str, npt.NDArray[Any]],
+) -> Batch:
+    """An operator's output batch (offsets are positions within the batch)."""
+    return Batch(
+        source=source,
+        ts=np.asarray(ts, np.int64),
+        partition=np.asarray(partition, np.int32),
+        offset=np.arange(len(ts), dtype=np.int64),
+        columns=dict(columns),
+    )

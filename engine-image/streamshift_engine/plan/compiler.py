@@ -1,0 +1,102 @@
+"""Compile a validated `Plan` into a `Pipeline` of operator instances."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from streamshift_engine.operators.base import Operator
+from streamshift_engine.operators.joins import RangeJoin, RowsJoin
+from streamshift_engine.operators.stateful_map import StatefulMap
+from streamshift_engine.operators.stateless import Filter, Map
+from streamshift_engine.operators.topk import TopK
+from streamshift_engine.operators.window_join import TumblingWindowJoin
+from streamshift_engine.pipeline import Pipeline
+from streamshift_engine.plan.model import NodeInfo, OperatorSpec, Plan
+from streamshift_engine.plan.parse import FIELD_TYPES, window_spec
+from streamshift_engine.windows.aggregates import AggregateSpec
+from streamshift_engine.windows.assigners import RowsWindows, SessionWindows, TimeWindows
+from streamshift_engine.windows.rows_aggregate import RowsWindowAggregate
+from streamshift_engine.windows.session_aggregate import SessionWindowAggregate
+from streamshift_engine.windows.time_aggregate import TimeWindowAggregate
+
+
+def compile_plan(plan: Plan) -> Pipeline:
+    """One instance's pipeline for `plan` (operators hold no state yet)."""
+    operators = [_build(spec, plan) for spec in plan.operators]
+    edges: dict[str, list[tuple[int, int]]] = {}
+    for index, spec in enumerate(plan.operators):
+        for port, upstream in enumerate(spec.inputs):
+            edges.setdefault(upstream, []).append((index, port))
+    return Pipeline(plan.name, operators, edges, plan.output, plan.result_keys)
+
+
+def _dtypes(info: NodeInfo) -> dict[str, Any]:
+    return {name: FIELD_TYPES[kind] for name, kind in info.fields.items()}
+
+
+def _build(spec: OperatorSpec, plan: Plan) -> Operator:
+    params: Mapping[str, Any] = spec.params
+    info = plan.nodes[spec.id]
+    upstream = [plan.nodes[name] for name in spec.inputs]
+    if spec.type == "filter":
+        return Filter(spec.id, params["predicate"])
+    if spec.type in ("map", "project"):
+        return Map(spec.id, params["fields"], keep_input=spec.type == "map")
+    if spec.type == "stateful_map":
+        return StatefulMap(spec.id, params["key"], params.get("output", "count"), info.keyed)
+    if spec.type == "topk":
+        window = window_spec(spec.id, params["window"], ("time",)) if "window" in params else None
+        return TopK(
+            spec.id,
+            source=spec.inputs[0],
+            by=params["by"],
+            k=params.get("k", 1),
+            keep_ties=params.get("ties", "all") == "all",
+            group_by=params.get("group_by", []),
+            windows=TimeWindows(window.size, window.slide) if window else None,
+            field_dtypes=_dtypes(upstream[0]),
+            identify=not upstream[0].result_keys,
+            keyed=info.keyed,
+        )
+    if spec.type == "window_join":
+        on = [(pair[0], pair[1]) for pair in params["on"]]
+        window = info.window
+        assert window is not None
+        fields = [list(side.fields) for side in upstream]
+        keys = [side.result_keys for side in upstream]
+        if window.kind == "time":
+            return TumblingWindowJoin(
+                spec.id,
+                spec.inputs,
+                on,
+                window.size,
+                [_dtypes(side) for side in upstream],
+                keys,
+                info.keyed,
+            )
+        join_type = RangeJoin if window.kind == "range" else RowsJoin
+        return join_type(spec.id, spec.inputs, on, window.size, fields, keys, info.keyed)
+    window = info.window
+    assert window is not None and spec.type == "window_aggregate"
+    aggregates = [
+        AggregateSpec(a.get("name", a["fn"]), a["fn"], a.get("field")) for a in params["aggregates"]
+    ]
+    group_by = params.get("group_by", [])
+    if window.kind == "time":
+        windows = TimeWindows(window.size, window.slide)
+        return TimeWindowAggregate(
+            spec.id, windows, group_by, aggregates, _dtypes(upstream[0]), info.keyed
+        )
+    if window.kind == "rows":
+        return RowsWindowAggregate(
+            spec.id,
+            RowsWindows(window.size, window.slide),
+            group_by,
+            aggregates,
+            upstream[0].result_keys,
+            info.keyed,
+        )
+    return SessionWindowAggregate(
+        spec.id, SessionWindows(window.size), group_by, aggregates, info.keyed
+    )

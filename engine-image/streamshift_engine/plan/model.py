@@ -1,0 +1,109 @@
+"""The plan model: inputs, operator nodes and output of a continuous query, and what they imply.
+
+A `Plan` is the validated form of a query DAG (see `plan.parse` for the YAML/JSON layout). Besides
+the nodes it records, per node, the fields it produces, the fields that key its results and
+whether its state is keyed by the partition key; from those it answers what the protocols ask:
+the controlling window (seed 000 section 3.1.1: the last window operator of the query), whether
+it joins, whether its state is unbounded, and whether it can run at parallelism > 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+WindowKind = Literal["time", "rows", "session", "range"]
+STATEFUL_TYPES = frozenset({"window_aggregate", "window_join", "stateful_map", "topk"})
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One input stream: a topic, its event-time field, its partition key and its field types."""
+
+    name: str
+    topic: str
+    time_field: str
+    key_field: str
+    schema: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """A window: `time` (size and slide in ms), `rows` (size and slide in tuples), `session`
+    (`size` is the gap in ms, slide 0) or `range` (a join's time constraint W in ms, slide 0)."""
+
+    kind: WindowKind
+    size: int
+    slide: int
+
+    @property
+    def tumbling(self) -> bool:
+        return self.kind in ("time", "rows") and self.size == self.slide
+
+
+@dataclass(frozen=True)
+class OperatorSpec:
+    """One operator node: its id, type, upstream node names (inputs or operators) and params."""
+
+    id: str
+    type: str
+    inputs: tuple[str, ...]
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """What validation learned about a node's output stream."""
+
+    fields: Mapping[str, str]
+    key_field: str | None
+    result_keys: tuple[str, ...]
+    keyed: bool = True
+    window: WindowSpec | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated query plan; build one with `parse_plan` or `builtin`."""
+
+    name: str
+    inputs: tuple[InputSpec, ...]
+    operators: tuple[OperatorSpec, ...]
+    output: str
+    nodes: Mapping[str, NodeInfo] = field(repr=False)
+
+    def input(self, name: str) -> InputSpec:
+        for spec in self.inputs:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
+
+    def input_index(self, name: str) -> int:
+        return [spec.name for spec in self.inputs].index(name)
+
+    @property
+    def controlling_window(self) -> WindowSpec | None:
+        """The window of the last window operator before the output (seed 000, 3.1.1)."""
+        windows = [self.nodes[op.id].window for op in self.operators]
+        present = [w for w in windows if w is not None]
+        return present[-1] if present else None
+
+    @property
+    def joins(self) -> bool:
+        return any(op.type == "window_join" for op in self.operators)
+
+    @property
+    def unbounded_state(self) -> bool:
+        """True when some state grows with the input (the per-key counter of SMQ)."""
+        return any(op.type == "stateful_map" for op in self.operators)
+
+    @property
+    def keyed(self) -> bool:
+        """True when all state is keyed by the partition key, so the plan runs at any
+        parallelism; False when some operator is global and the plan must run at parallelism 1."""
+        return all(self.nodes[op.id].keyed for op in self.operators if op.type in STATEFUL_TYPES)
+
+    @property
+    def result_keys(self) -> tuple[str, ...]:
+        return self.nodes[self.output].result_keys

@@ -1,0 +1,184 @@
+"""Parse and validate a query plan given as YAML text, JSON text or a mapping.
+
+Layout::
+
+    name: q1
+    inputs:                      # one entry per input stream
+      - {name: S, topic: s, time_field: ts, key_field: l, schema: {ts: int, l: int, m: int}}
+    operators:                   # a DAG in topological order; `input` or `inputs` name upstreams
+      - {id: f, type: filter, input: S, params: {predicate: "m > 3 and l in [1, 2]"}}
+    output: f                    # the node whose stream is the query's result
+
+Operator types and params (expressions use `plan.expressions`):
+
+- `filter`: `predicate`.  `map`: `fields: {name: expr}` added to the record.  `project`: the same,
+  keeping only those fields.
+- `window_aggregate`: `window` (`{kind: time, size, slide}` in ms, `{kind: rows, size, slide}`
+  in tuples, or `{kind: session, gap}`), `group_by: [fields]`, `aggregates: [{name, fn, field}]`
+  with fn in count, sum, min, max, avg.
+- `window_join` (two inputs, left then right): `window` (`{kind: range, size}`: symmetric join of
+  tuples at most `size` ms apart, seed 001 section 2; `{kind: time, size}`: tumbling windows;
+  `{kind: rows, size}`: the last `size` tuples of each side), `on: [[left_field, right_field]]`.
+  Output fields are prefixed with the upstream node's name: `S.m`, `T.l`.
+- `stateful_map`: `key`, `output` (default `count`): a per-key counter (SMQ, seed 003 6.3.1).
+- `topk`: `by`, `k` (default 1), `ties` (`all` or `first`), `group_by`, and optionally its own
+  time `window`; otherwise it ranks within the windows of its (windowed) input.
+
+Every error is a `PlanError` naming the node and the field at fault.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import yaml
+
+from streamshift_engine.plan.errors import PlanError
+from streamshift_engine.plan.expressions import ExpressionError, compile_expression
+from streamshift_engine.plan.model import (
+    InputSpec,
+    NodeInfo,
+    OperatorSpec,
+    Plan,
+    WindowSpec,
+)
+
+FIELD_TYPES = {"int": np.int64, "float": np.float64, "str": object, "bool": np.bool_}
+AGGREGATES = frozenset({"count", "sum", "min", "max", "avg"})
+
+
+def parse_plan(source: str | Mapping[str, Any]) -> Plan:
+    """Validate a plan document (YAML or JSON text, or an already loaded mapping)."""
+    document: Any = source
+    if isinstance(source, str):
+        try:
+            document = (
+                json.loads(source) if source.lstrip().startswith("{") else yaml.safe_load(source)
+            )
+        except (ValueError, yaml.YAMLError) as error:
+            raise PlanError("plan", "document", f"not valid YAML or JSON: {error}") from error
+    if not isinstance(document, Mapping):
+        raise PlanError("plan", "document", "must be a mapping")
+    name = _string(document, "name", "plan")
+    raw_inputs = document.get("inputs")
+    if not isinstance(raw_inputs, list) or not raw_inputs:
+        raise PlanError("plan", "inputs", "must be a non-empty list")
+    inputs = tuple(_input(raw, i) for i, raw in enumerate(raw_inputs))
+    nodes: dict[str, NodeInfo] = {}
+    for spec in inputs:
+        if spec.name in nodes:
+            raise PlanError(spec.name, "name", "duplicate input name")
+        nodes[spec.name] = NodeInfo(dict(spec.schema), spec.key_field, ())
+    raw_operators = document.get("operators", [])
+    if not isinstance(raw_operators, list):
+        raise PlanError("plan", "operators", "must be a list")
+    operators = []
+    for i, raw in enumerate(raw_operators):
+        operator = _operator(raw, i, nodes)
+        operators.append(operator)
+    output = document.get("output")
+    if isinstance(output, Mapping):
+        output = output.get("from")
+    if not isinstance(output, str) or output not in nodes:
+        raise PlanError("plan", "output", f"must name an input or operator, got {output!r}")
+    return Plan(name, inputs, tuple(operators), output, nodes)
+
+
+def _string(raw: Mapping[str, Any], key: str, node: str, default: str | None = None) -> str:
+    value = raw.get(key, default)
+    if not isinstance(value, str) or not value:
+        raise PlanError(node, key, f"must be a non-empty string, got {value!r}")
+    return value
+
+
+def _positive(raw: Mapping[str, Any], key: str, node: str, default: int | None = None) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise PlanError(node, key, f"must be a positive integer, got {value!r}")
+    return value
+
+
+def _input(raw: Any, index: int) -> InputSpec:
+    if not isinstance(raw, Mapping):
+        raise PlanError(f"inputs[{index}]", "input", "must be a mapping")
+    name = _string(raw, "name", f"inputs[{index}]")
+    schema = raw.get("schema")
+    if not isinstance(schema, Mapping) or not schema:
+        raise PlanError(name, "schema", "must map field names to types")
+    for field_name, field_type in schema.items():
+        if field_type not in FIELD_TYPES:
+            raise PlanError(name, f"schema.{field_name}", f"unknown type {field_type!r}")
+    time_field = _string(raw, "time_field", name)
+    key_field = _string(raw, "key_field", name)
+    for key, value in (("time_field", time_field), ("key_field", key_field)):
+        if value not in schema:
+            raise PlanError(name, key, f"field {value!r} is not in the schema")
+    return InputSpec(name, _string(raw, "topic", name, name), time_field, key_field, dict(schema))
+
+
+def _operator(raw: Any, index: int, nodes: dict[str, NodeInfo]) -> OperatorSpec:
+    if not isinstance(raw, Mapping):
+        raise PlanError(f"operators[{index}]", "operator", "must be a mapping")
+    op_id = _string(raw, "id", f"operators[{index}]")
+    if op_id in nodes:
+        raise PlanError(op_id, "id", "duplicate node id")
+    op_type = _string(raw, "type", op_id)
+    upstream = raw.get("inputs", [raw["input"]] if "input" in raw else None)
+    if not isinstance(upstream, list) or not upstream:
+        raise PlanError(op_id, "input", "must name an upstream node")
+    for name in upstream:
+        if name not in nodes:
+            raise PlanError(op_id, "input", f"unknown upstream node {name!r}")
+    params = raw.get("params", {})
+    if not isinstance(params, Mapping):
+        raise PlanError(op_id, "params", "must be a mapping")
+    from streamshift_engine.plan.validate import VALIDATORS
+
+    validator = VALIDATORS.get(op_type)
+    if validator is None:
+        raise PlanError(op_id, "type", f"unknown operator type {op_type!r}")
+    nodes[op_id] = validator(op_id, [nodes[name] for name in upstream], list(upstream), params)
+    return OperatorSpec(op_id, op_type, tuple(upstream), dict(params))
+
+
+def expression_type(node: str, key: str, text: Any, fields: Mapping[str, str]) -> str:
+    """Compile `text`, check the fields it reads, and return the type of its result."""
+    try:
+        expression = compile_expression(text)
+    except ExpressionError as error:
+        raise PlanError(node, key, str(error)) from error
+    for name in sorted(expression.fields):
+        if name not in fields:
+            raise PlanError(node, key, f"unknown field {name!r}")
+    sample: dict[str, npt.NDArray[Any]] = {
+        name: np.array(["x"] if kind == "str" else [1], dtype=FIELD_TYPES[kind])
+        for name, kind in fields.items()
+    }
+    try:
+        with np.errstate(all="ignore"):
+            result = np.asarray(expression(sample, 1))
+    except (TypeError, ValueError) as error:
+        raise PlanError(node, key, f"cannot evaluate {text!r}: {error}") from error
+    return {"b": "bool", "i": "int", "u": "int", "f": "float"}.get(result.dtype.kind, "str")
+
+
+def window_spec(node: str, raw: Any, kinds: tuple[str, ...]) -> WindowSpec:
+    """Validate a `window` param of one of the allowed kinds."""
+    if not isinstance(raw, Mapping):
+        raise PlanError(node, "window", "must be a mapping with a kind")
+    kind = raw.get("kind")
+    if kind not in kinds:
+        raise PlanError(node, "window.kind", f"must be one of {', '.join(kinds)}, got {kind!r}")
+    if kind == "session":
+        return WindowSpec("session", _positive(raw, "gap", node), 0)
+    size = _positive(raw, "size", node)
+    if kind == "range":
+        return WindowSpec("range", size, 0)
+    slide = _positive(raw, "slide", node, size)
+    if slide > size:
+        raise PlanError(node, "window.slide", f"slide {slide} exceeds size {size}")
+    return WindowSpec(kind, size, slide)

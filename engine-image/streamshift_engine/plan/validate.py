@@ -1,0 +1,184 @@
+"""Per operator type: check a node's params against its upstream fields and describe its output.
+
+Each validator returns the `NodeInfo` of the node's output stream (fields and types, the field
+that still carries the partition key, the fields that key its results, whether its state is
+keyed by the partition key, and its window), or raises `PlanError` naming node and field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from streamshift_engine.plan.errors import PlanError
+from streamshift_engine.plan.model import NodeInfo
+from streamshift_engine.plan.parse import AGGREGATES, expression_type, window_spec
+
+Validator = Callable[[str, Sequence[NodeInfo], Sequence[str], Mapping[str, Any]], NodeInfo]
+
+
+def _single(node: str, upstream: Sequence[NodeInfo]) -> NodeInfo:
+    if len(upstream) != 1:
+        raise PlanError(node, "input", f"takes one input, got {len(upstream)}")
+    return upstream[0]
+
+
+def _field_list(node: str, key: str, raw: Any, fields: Mapping[str, str]) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not all(isinstance(name, str) for name in raw):
+        raise PlanError(node, key, "must be a list of field names")
+    for name in raw:
+        if name not in fields:
+            raise PlanError(node, key, f"unknown field {name!r}")
+    return tuple(raw)
+
+
+def _filter(
+    node: str, up: Sequence[NodeInfo], _: Sequence[str], params: Mapping[str, Any]
+) -> NodeInfo:
+    source = _single(node, up)
+    if expression_type(node, "params.predicate", params.get("predicate"), source.fields) != "bool":
+        raise PlanError(node, "params.predicate", "must be a condition (true or false)")
+    return NodeInfo(source.fields, source.key_field, source.result_keys, True, source.window)
+
+
+def _computed(node: str, source: NodeInfo, params: Mapping[str, Any]) -> dict[str, str]:
+    computed = params.get("fields")
+    if not isinstance(computed, Mapping) or not computed:
+        raise PlanError(node, "params.fields", "must map new field names to expressions")
+    return {
+        name: expression_type(node, f"params.fields.{name}", text, source.fields)
+        for name, text in computed.items()
+    }
+
+
+def _map(
+    node: str, up: Sequence[NodeInfo], _: Sequence[str], params: Mapping[str, Any]
+) -> NodeInfo:
+    source = _single(node, up)
+    computed = _computed(node, source, params)
+    key = None if source.key_field in computed else source.key_field
+    return NodeInfo({**source.fields, **computed}, key, source.result_keys, True, source.window)
+
+
+def _project(
+    node: str, up: Sequence[NodeInfo], _: Sequence[str], params: Mapping[str, Any]
+) -> NodeInfo:
+    source = _single(node, up)
+    computed = _computed(node, source, params)
+    raw = params.get("fields", {})
+    key = next((n for n, text in raw.items() if text == source.key_field), None)
+    result_keys = tuple(k for k in source.result_keys if raw.get(k) == k)
+    return NodeInfo(computed, key, result_keys, True, source.window)
+
+
+def _window_aggregate(
+    node: str, up: Sequence[NodeInfo], _: Sequence[str], params: Mapping[str, Any]
+) -> NodeInfo:
+    source = _single(node, up)
+    window = window_spec(node, params.get("window"), ("time", "rows", "session"))
+    group_by = _field_list(node, "params.group_by", params.get("group_by", []), source.fields)
+    aggregates = params.get("aggregates")
+    if not isinstance(aggregates, list) or not aggregates:
+        raise PlanError(node, "params.aggregates", "must be a non-empty list")
+    fields = {name: source.fields[name] for name in group_by}
+    for i, aggregate in enumerate(aggregates):
+        where = f"params.aggregates[{i}]"
+        if not isinstance(aggregate, Mapping):
+            raise PlanError(node, where, "must be a mapping with name, fn and field")
+        function = aggregate.get("fn")
+        if function not in AGGREGATES:
+            raise PlanError(node, f"{where}.fn", f"unknown aggregate {function!r}")
+        name = aggregate.get("name", function)
+        if not isinstance(name, str) or name in fields:
+            raise PlanError(node, f"{where}.name", f"missing or duplicate name {name!r}")
+        if function == "count":
+            fields[name] = "int"
+            continue
+        field = aggregate.get("field")
+        if not isinstance(field, str) or field not in source.fields:
+            raise PlanError(node, f"{where}.field", f"unknown field {field!r}")
+        if source.fields[field] not in ("int", "float"):
+            raise PlanError(node, f"{where}.field", f"field {field!r} is not numeric")
+        fields[name] = "float" if function == "avg" else source.fields[field]
+    keyed = source.key_field is not None and source.key_field in group_by
+    result_keys = group_by + (("row",) if window.kind == "rows" else ())
+    if window.kind == "rows":
+        fields["row"] = "str"
+    key = source.key_field if keyed else None
+    return NodeInfo(fields, key, result_keys, keyed, window)
+
+
+def _window_join(
+    node: str, up: Sequence[NodeInfo], names: Sequence[str], params: Mapping[str, Any]
+) -> NodeInfo:
+    if len(up) != 2:
+        raise PlanError(node, "inputs", f"a join takes two inputs, got {len(up)}")
+    window = window_spec(node, params.get("window"), ("range", "time", "rows"))
+    if window.kind == "time" and not window.tumbling:
+        raise PlanError(node, "window.slide", "a time-window join uses tumbling windows")
+    pairs = params.get("on")
+    if not isinstance(pairs, list) or not pairs:
+        raise PlanError(node, "params.on", "must list [left_field, right_field] pairs")
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise PlanError(node, f"params.on[{i}]", "must be [left_field, right_field]")
+        for side, name in enumerate(pair):
+            if name not in up[side].fields:
+                raise PlanError(node, f"params.on[{i}]", f"unknown field {name!r} of {names[side]}")
+    left, right = up
+    fields = {f"{names[0]}.{n}": t for n, t in left.fields.items()}
+    fields.update({f"{names[1]}.{n}": t for n, t in right.fields.items()})
+    fields["id"] = "str"
+    keyed = [left.key_field, right.key_field] in pairs
+    key = f"{names[0]}.{left.key_field}" if keyed else None
+    return NodeInfo(fields, key, ("id",), keyed, window)
+
+
+def _stateful_map(
+    node: str, up: Sequence[NodeInfo], _: Sequence[str], params: Mapping[str, Any]
+) -> NodeInfo:
+    source = _single(node, up)
+    key = params.get("key")
+    if key not in source.fields:
+        raise PlanError(node, "params.key", f"unknown field {key!r}")
+    output = params.get("output", "count")
+    if not isinstance(output, str) or output in source.fields:
+        raise PlanError(node, "params.output", f"missing or clashing output field {output!r}")
+    keyed = key == source.key_field
+    return NodeInfo({**source.fields, output: "int"}, source.key_field, source.result_keys, keyed)
+
+
+def _topk(
+    node: str, up: Sequence[NodeInfo], _: Sequence[str], params: Mapping[str, Any]
+) -> NodeInfo:
+    source = _single(node, up)
+    by = params.get("by")
+    if not isinstance(by, str) or source.fields.get(by) not in ("int", "float"):
+        raise PlanError(node, "params.by", f"must name a numeric field, got {by!r}")
+    k = params.get("k", 1)
+    if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+        raise PlanError(node, "params.k", f"must be a positive integer, got {k!r}")
+    if params.get("ties", "all") not in ("all", "first"):
+        raise PlanError(node, "params.ties", "must be all or first")
+    group_by = _field_list(node, "params.group_by", params.get("group_by", []), source.fields)
+    window = source.window
+    if "window" in params:
+        window = window_spec(node, params["window"], ("time",))
+    if window is None or window.kind != "time":
+        raise PlanError(node, "params.window", "needs a time window, its own or its input's")
+    keyed = source.key_field is not None and source.key_field in group_by
+    if source.result_keys:
+        return NodeInfo(source.fields, source.key_field, source.result_keys, keyed, window)
+    fields = {**source.fields, "id": "str"}
+    return NodeInfo(fields, source.key_field, ("id",), keyed, window)
+
+
+VALIDATORS: dict[str, Validator] = {
+    "filter": _filter,
+    "map": _map,
+    "project": _project,
+    "window_aggregate": _window_aggregate,
+    "window_join": _window_join,
+    "stateful_map": _stateful_map,
+    "topk": _topk,
+}

@@ -1,0 +1,246 @@
+"""`Instance`: a `Pipeline` plus the merge-and-watermark logic over per-partition inputs.
+
+Ordering guarantee (docs/design/engine-api.md): records are buffered per (input, partition); the
+watermark is the minimum, over the instance's input partitions, of the largest timestamp read;
+a record is released only when the watermark is strictly greater than its `ts` (end of input
+releases everything), and released records reach the pipeline in the order `(ts, input index,
+partition, offset)`. A record whose `ts` is below its partition's previous maximum is late: it is
+counted and goes to `dead_letters` with reason `late`, and the query carries on. So windows and
+joins give the same result on any instance and in any run.
+
+A snapshot holds the pipeline state of the chosen partitions and, per (input, partition), the
+offset after the last record the state covers (records fed but not yet released are not in it:
+the next owner reads them again from there) and the largest timestamp released.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from itertools import zip_longest
+from typing import Any
+
+import numpy as np
+import orjson
+
+from streamshift_engine.events.batch import Batch
+from streamshift_engine.events.results import ResultBatch
+from streamshift_engine.events.wire import DeadLetter
+from streamshift_engine.pipeline import Pipeline
+from streamshift_engine.plan import compile
+from streamshift_engine.plan.model import Plan
+from streamshift_engine.state import codec
+
+Position = tuple[str, int]
+NONE = -1
+
+
+class Instance:
+    """One engine instance: feed batches per (input, partition), poll results."""
+
+    def __init__(self, plan: Plan, partitions: Collection[int] | None = None) -> None:
+        self.plan = plan
+        self.pipeline: Pipeline = compile(plan)
+        self.input_names = [spec.name for spec in plan.inputs]
+        self.assigned = None if partitions is None else set(partitions)
+        self.buffers: dict[Position, list[Batch]] = {}
+        self.max_read: dict[Position, int] = {}
+        self.max_released: dict[Position, int] = {}
+        self.fed_to: dict[Position, int] = {}
+        self.covered_to: dict[Position, int] = {}
+        self.dead_letters: list[DeadLetter] = []
+        self.counters = {"records_in": 0, "records_processed": 0, "late": 0, "results": 0}
+        self.interleave = any(
+            op.type == "window_join" and op.params["window"]["kind"] in ("range", "rows")
+            for op in plan.operators
+        )
+
+    def feed(self, input_name: str, partition: int, batch: Batch) -> None:
+        """Records of one input partition, in offset order."""
+        if len(batch) == 0:
+            return
+        position = (input_name, partition)
+        previous = self.max_read.get(position, np.iinfo(np.int64).min)
+        running = np.maximum.accumulate(np.r_[previous, batch.ts])[:-1]
+        late = batch.ts < running
+        if late.any():
+            self._dead(batch.take(late), "late")
+            batch = batch.take(~late)
+        self.counters["records_in"] += len(batch)
+        self.fed_to[position] = (
+            int(batch.offset[-1]) + 1 if len(batch) else self.fed_to.get(position, 0)
+        )
+        if len(batch):
+            self.max_read[position] = int(batch.ts[-1])
+            self.buffers.setdefault(position, []).append(batch)
+
+    def _dead(self, batch: Batch, reason: str) -> None:
+        self.counters[reason] += len(batch)
+        rows = zip(
+            batch.partition.tolist(),
+            batch.offset.tolist(),
+            batch.ts.tolist(),
+            batch.rows(),
+            strict=True,
+        )
+        for partition, offset, ts, row in rows:
+            raw = orjson.dumps({"ts": ts, **row}, option=orjson.OPT_SERIALIZE_NUMPY)
+            self.dead_letters.append(DeadLetter(batch.source, partition, offset, reason, raw))
+
+    def watermark(self) -> int | None:
+        """Minimum over the instance's input partitions of the largest timestamp read."""
+        if self.assigned is None:
+            positions: Iterable[Position] = self.max_read
+        else:
+            positions = [(name, p) for name in self.input_names for p in self.assigned]
+        values = [self.max_read.get(position) for position in positions]
+        if not values or any(v is None for v in values):
+            return None
+        return min(v for v in values if v is not None)
+
+    def poll(self) -> list[ResultBatch]:
+        """Release what the watermark allows, then fire windows up to it."""
+        watermark = self.watermark()
+        if watermark is None:
+            return []
+        results = self._release(watermark)
+        results += self.pipeline.advance(watermark)
+        return self._count(results)
+
+    def flush(self) -> list[ResultBatch]:
+        """End of input: release everything and fire every open window."""
+        results = self._release(None)
+        results += self.pipeline.flush()
+        return self._count(results)
+
+    def _count(self, results: list[ResultBatch]) -> list[ResultBatch]:
+        self.counters["results"] += sum(len(r) for r in results)
+        return results
+
+    def _release(self, watermark: int | None) -> list[ResultBatch]:
+        released: dict[str, list[Batch]] = {}
+        for position in sorted(self.buffers, key=lambda p: (self.input_names.index(p[0]), p[1])):
+            pending = Batch.concat(self.buffers[position])
+            cut = len(pending) if watermark is None else int(np.searchsorted(pending.ts, watermark))
+            if cut == 0:
+                self.buffers[position] = [pending]
+                continue
+            ready = pending.take(slice(0, cut))
+            self.buffers[position] = [pending.take(slice(cut, None))] if cut < len(pending) else []
+            self.covered_to[position] = int(ready.offset[-1]) + 1
+            self.max_released[position] = int(ready.ts[-1])
+            released.setdefault(position[0], []).append(ready)
+        self.buffers = {p: b for p, b in self.buffers.items() if b}
+        merged = {name: _sorted(Batch.concat(parts)) for name, parts in released.items()}
+        self.counters["records_processed"] += sum(len(b) for b in merged.values())
+        results: list[ResultBatch] = []
+        for batch in self._in_merge_order(merged):
+            results += self.pipeline.process(batch)
+        return results
+
+    def _in_merge_order(self, merged: Mapping[str, Batch]) -> list[Batch]:
+        """Batches for the pipeline: per input when no operator needs the cross-input order,
+        else runs of one input cut from the global `(ts, input index, partition, offset)` order."""
+        names = [name for name in self.input_names if name in merged]
+        if not self.interleave or len(names) < 2:
+            return [merged[name] for name in names]
+        ts = np.concatenate([merged[n].ts for n in names])
+        index = np.concatenate([np.full(len(merged[n]), i) for i, n in enumerate(names)])
+        partition = np.concatenate([merged[n].partition for n in names])
+        offset = np.concatenate([merged[n].offset for n in names])
+        local = np.concatenate([np.arange(len(merged[n])) for n in names])
+        order = np.lexsort((offset, partition, index, ts))
+        index, local = index[order], local[order]
+        cuts = np.flatnonzero(np.diff(index)) + 1
+        runs = []
+        for start, stop in zip(np.r_[0, cuts], np.r_[cuts, len(order)], strict=True):
+            runs.append(merged[names[int(index[start])]].take(local[start:stop]))
+        return runs
+
+    def positions(self) -> dict[Position, int]:
+        """Per (input, partition), the offset after the last record fed."""
+        return dict(self.fed_to)
+
+    def covered(self) -> dict[Position, int]:
+        """Per (input, partition), the offset after the last record the state covers."""
+        return dict(self.covered_to)
+
+    def snapshot(self, partitions: Collection[int] | None = None) -> bytes:
+        """Versioned bytes: the pipeline state of `partitions` (all when None) and the
+        positions it covers."""
+
+        def chosen(position: Position) -> bool:
+            return partitions is None or position[1] in partitions
+
+        covered = [[n, p, o] for (n, p), o in self.covered_to.items() if chosen((n, p))]
+        released = [[n, p, t] for (n, p), t in self.max_released.items() if chosen((n, p))]
+        state = self.pipeline.snapshot(partitions)
+        meta = {
+            "kind": "instance",
+            "query": self.plan.name,
+            "covered": covered,
+            "max_released": released,
+        }
+        return codec.encode(meta, {"pipeline": np.frombuffer(state, np.uint8)})
+
+    def restore(self, data: bytes) -> None:
+        """Add the partitions in `data`; feed them again from `covered()` onwards."""
+        meta, arrays = codec.decode(data)
+        if meta.get("kind") != "instance" or meta.get("query") != self.plan.name:
+            raise codec.SnapshotError(f"not an instance snapshot of {self.plan.name!r}")
+        self.pipeline.restore(arrays["pipeline"].tobytes())
+        for name, partition, offset in meta["covered"]:
+            self.covered_to[(name, partition)] = offset
+            self.fed_to[(name, partition)] = offset
+        for name, partition, ts in meta["max_released"]:
+            self.max_released[(name, partition)] = ts
+            self.max_read[(name, partition)] = max(ts, self.max_read.get((name, partition), ts))
+
+    def drop(self, partitions: Collection[int]) -> None:
+        """Forget the state, buffers and positions of `partitions` (they moved elsewhere)."""
+        self.pipeline.drop(partitions)
+        leaving = set(partitions)
+        for table in (self.buffers, self.max_read, self.max_released, self.fed_to, self.covered_to):
+            for position in [p for p in table if p[1] in leaving]:
+                del table[position]
+        if self.assigned is not None:
+            self.assigned -= leaving
+
+    def state_bytes(self) -> int:
+        return self.pipeline.state_bytes()
+
+
+def _sorted(batch: Batch) -> Batch:
+    """Records of one input in `(ts, partition, offset)` order."""
+    order = np.lexsort((batch.offset, batch.partition, batch.ts))
+    if np.all(order[1:] > order[:-1]):
+        return batch
+    return batch.take(order)
+
+
+def run_plan(
+    plan: Plan, inputs: Mapping[str, Sequence[Batch]], partitions: Collection[int] | None = None
+) -> tuple[list[ResultBatch], Instance]:
+    """The testing harness (bytewax's `run_main` over `TestingSource`s): run `plan` over recorded
+    inputs, per input a list of batches (any partitions, each partition's records in offset
+    order). Batches are fed round-robin over the inputs, split by partition, with a poll after
+    each round and a flush at the end. The partitions default to all that occur in the input."""
+    if partitions is None:
+        partitions = {
+            p for batches in inputs.values() for b in batches for p in b.partition.tolist()
+        }
+    instance = Instance(plan, partitions)
+    results: list[ResultBatch] = []
+    for round_batches in zip_longest(*inputs.values()):
+        for name, batch in zip(inputs, round_batches, strict=True):
+            if batch is None:
+                continue
+            for partition in np.unique(batch.partition).tolist():
+                instance.feed(name, partition, batch.take(batch.partition == partition))
+        results += instance.poll()
+    results += instance.flush()
+    return results, instance
+
+
+def collect(results: Sequence[ResultBatch]) -> list[dict[str, Any]]:
+    """All result records (id included), in output order."""
+    return [record for batch in results for record in batch.to_records()]

@@ -1,0 +1,1 @@
+"""Window assigners and the windowed aggregation operators (time, tuple-based, session)."""
