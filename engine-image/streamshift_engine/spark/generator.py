@@ -1,0 +1,127 @@
+"""The Nexmark generator distributed by Spark and written through Spark's own Kafka data source.
+
+The engine's `nexmark.generator.generate` is the definition of the events; Spark only
+distributes it. Every Kafka partition must stay in event-time order, so a Spark task owns whole
+Kafka partitions (`partition % tasks == task`) and walks the index range in chunks, keeping its
+own partitions' events: no two tasks ever write to one Kafka partition, and within a task the
+records leave in index order (event time never decreases with the index).
+
+Records: in `json` one event per record (`wire.encode_json`), keyed by the kind's key field
+(bids by auction, auctions by seller, persons by id); in `columnar` one Arrow IPC stream per
+chunk, kind and partition (`wire.encode_columnar`), keyed by the partition number. The Kafka
+partition of a record is the engine's key group (`Batch.partition`), written explicitly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+
+from streamshift_engine.events.batch import Batch
+from streamshift_engine.events.wire import encode_columnar, encode_json
+from streamshift_engine.nexmark.config import GeneratorConfig
+from streamshift_engine.nexmark.generator import generate
+from streamshift_engine.nexmark.model import KEY_FIELDS
+
+Wire = Literal["json", "columnar"]
+RECORD_SCHEMA = "topic string, partition int, key binary, value binary"
+DEFAULT_TOPICS: Mapping[str, str] = {"person": "person", "auction": "auction", "bid": "bid"}
+
+
+@dataclass(frozen=True, slots=True)
+class GenerateSpec:
+    """One bounded generation: which events, in which wire format, to which topics."""
+
+    seed: int
+    start_index: int
+    count: int
+    wire: Wire = "json"
+    config: GeneratorConfig = field(default_factory=GeneratorConfig)
+    topics: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_TOPICS))
+    tasks: int = 2
+    chunk: int = 20_000
+    """Indices per `generate` call; in `columnar` also the most events of one record."""
+
+    def __post_init__(self) -> None:
+        if self.tasks < 1 or self.chunk < 1:
+            raise ValueError("tasks and chunk must be at least 1")
+        if self.wire not in ("json", "columnar"):
+            raise ValueError(f"unknown wire format {self.wire!r}")
+
+    def advanced(self, start_index: int, count: int) -> GenerateSpec:
+        """The same generation over another index range."""
+        return GenerateSpec(
+            self.seed,
+            start_index,
+            count,
+            self.wire,
+            self.config,
+            self.topics,
+            self.tasks,
+            self.chunk,
+        )
+
+
+def task_records(spec: GenerateSpec, task: int) -> Iterator[pa.RecordBatch]:
+    """The Kafka records of the partitions owned by `task`, chunk by chunk, in index order."""
+    end = spec.start_index + spec.count
+    for start in range(spec.start_index, end, spec.chunk):
+        batches = generate(spec.seed, start, min(spec.chunk, end - start), spec.config)
+        for kind, batch in batches.items():
+            own = batch.take(batch.partition % spec.tasks == task)
+            if len(own):
+                yield _records(spec, kind, own)
+
+
+def _records(spec: GenerateSpec, kind: str, batch: Batch) -> pa.RecordBatch:
+    if spec.wire == "json":
+        keys = [str(k).encode() for k in batch.columns[KEY_FIELDS[kind]].tolist()]
+        values = encode_json(batch)
+        partitions = batch.partition
+    else:
+        present = np.unique(batch.partition)
+        groups = [batch.take(batch.partition == p) for p in present]
+        keys = [str(p).encode() for p in present.tolist()]
+        values = [encode_columnar(g) for g in groups]
+        partitions = present.astype(np.int32)
+    topic = pa.array([spec.topics[kind]] * len(values), pa.string())
+    arrays = [topic, pa.array(partitions, pa.int32()), pa.array(keys, pa.binary())]
+    arrays.append(pa.array(values, pa.binary()))
+    return pa.RecordBatch.from_arrays(arrays, names=["topic", "partition", "key", "value"])
+
+
+def records_frame(spark: Any, spec: GenerateSpec) -> Any:
+    """A DataFrame `(topic, partition, key, value)` of the spec's records, one task per owner."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for tasks in batches:
+            for task in tasks.column(0).to_pylist():
+                yield from task_records(spec, task)
+
+    owners = spark.range(0, spec.tasks, numPartitions=spec.tasks)
+    return owners.mapInArrow(run, RECORD_SCHEMA)
+
+
+def write_kafka(frame: Any, bootstrap: str) -> None:
+    """Write a records frame through Spark's Kafka sink (idempotent, ordered producer)."""
+    (
+        frame.write.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("kafka.enable.idempotence", "true")
+        .option("kafka.acks", "all")
+        .option("kafka.linger.ms", "20")
+        .option("kafka.batch.size", "1048576")
+        .option("kafka.max.request.size", "8388608")
+        .option("kafka.compression.type", "lz4")
+        .save()
+    )
+
+
+def generate_to_kafka(spark: Any, spec: GenerateSpec, bootstrap: str) -> int:
+    """Run one bounded generation into Kafka; the number of events written."""
+    write_kafka(records_frame(spark, spec), bootstrap)
+    return spec.count
