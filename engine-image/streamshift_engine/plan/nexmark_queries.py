@@ -1,0 +1,188 @@
+"""The Nexmark queries as plan documents, with the reference semantics (Flink/Beam nexmark).
+
+- q0 pass-through: every bid unchanged.
+- q1 currency conversion: bids with `price` in euro, `0.908 * price` (the reference's dol-to-euro).
+- q2 selection: `auction` and `price` of bids with `auction % 123 == 0`.
+- q3 local item suggestion: persons in OR, ID or CA joined with the auctions they sell in
+  category 10, on `auction.seller = person.id`; an incremental join whose state never expires
+  (expressed as a range join wider than any event-time distance).
+- q5 hot items: per sliding window (10 s, slide 2 s) the auction(s) with the most bids; global.
+- q7 highest bid: per tumbling window (10 s) the bid(s) with the highest price; global.
+- q8 monitor new users: persons who created an auction in the tumbling window (10 s) in which
+  they registered, joined on `person.id = auction.seller`; keyed by the person.
+
+Inputs use the Nexmark record schemas (`nexmark.model`); bids are keyed by auction, auctions by
+seller and persons by id, so q3 and q8 join co-partitioned inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from streamshift_engine.events.wire import Schema
+from streamshift_engine.nexmark.model import AUCTION, BID, KEY_FIELDS, PERSON
+from streamshift_engine.plan.model import Plan
+from streamshift_engine.plan.parse import parse_plan
+
+WINDOW_MS = 10_000
+HOT_ITEMS_SLIDE_MS = 2_000
+EURO_PER_DOLLAR = 0.908
+SELECTED_AUCTION_MODULUS = 123
+UNBOUNDED_MS = 1 << 60
+"""A join range wider than any event-time distance: the join state of q3 never expires."""
+
+Document = dict[str, Any]
+
+
+def _input(schema: Schema) -> dict[str, Any]:
+    return {
+        "name": schema.source,
+        "topic": f"nexmark-{schema.source}",
+        "time_field": schema.time_field,
+        "key_field": KEY_FIELDS[schema.source],
+        "schema": dict(schema.fields),
+    }
+
+
+def q0(window_ms: int = WINDOW_MS) -> Document:
+    return {"name": "nexmark-q0", "inputs": [_input(BID)], "operators": [], "output": "bid"}
+
+
+def q1(window_ms: int = WINDOW_MS) -> Document:
+    convert = {"price": f"price * {EURO_PER_DOLLAR}"}
+    operators = [{"id": "euro", "type": "map", "input": "bid", "params": {"fields": convert}}]
+    return {"name": "nexmark-q1", "inputs": [_input(BID)], "operators": operators, "output": "euro"}
+
+
+def q2(window_ms: int = WINDOW_MS) -> Document:
+    predicate = f"auction % {SELECTED_AUCTION_MODULUS} == 0"
+    operators = [
+        {"id": "selected", "type": "filter", "input": "bid", "params": {"predicate": predicate}},
+        {
+            "id": "fields",
+            "type": "project",
+            "input": "selected",
+            "params": {"fields": {"auction": "auction", "price": "price"}},
+        },
+    ]
+    return {
+        "name": "nexmark-q2",
+        "inputs": [_input(BID)],
+        "operators": operators,
+        "output": "fields",
+    }
+
+
+def q3(window_ms: int = WINDOW_MS) -> Document:
+    operators = [
+        {
+            "id": "local",
+            "type": "filter",
+            "input": "person",
+            "params": {"predicate": "state in ['OR', 'ID', 'CA']"},
+        },
+        {
+            "id": "category",
+            "type": "filter",
+            "input": "auction",
+            "params": {"predicate": "category == 10"},
+        },
+        {
+            "id": "joined",
+            "type": "window_join",
+            "inputs": ["category", "local"],
+            "params": {"window": {"kind": "range", "size": UNBOUNDED_MS}, "on": [["seller", "id"]]},
+        },
+        {
+            "id": "suggestion",
+            "type": "project",
+            "input": "joined",
+            "params": {
+                "fields": {
+                    "id": "id",
+                    "name": "local.name",
+                    "city": "local.city",
+                    "state": "local.state",
+                    "auction": "category.id",
+                }
+            },
+        },
+    ]
+    inputs = [_input(AUCTION), _input(PERSON)]
+    return {"name": "nexmark-q3", "inputs": inputs, "operators": operators, "output": "suggestion"}
+
+
+def q5(window_ms: int = WINDOW_MS) -> Document:
+    slide = max(1, window_ms * HOT_ITEMS_SLIDE_MS // WINDOW_MS)
+    operators = [
+        {
+            "id": "counts",
+            "type": "window_aggregate",
+            "input": "bid",
+            "params": {
+                "window": {"kind": "time", "size": window_ms, "slide": slide},
+                "group_by": ["auction"],
+                "aggregates": [{"name": "bids", "fn": "count"}],
+            },
+        },
+        {"id": "hottest", "type": "topk", "input": "counts", "params": {"by": "bids", "k": 1}},
+    ]
+    return {
+        "name": "nexmark-q5",
+        "inputs": [_input(BID)],
+        "operators": operators,
+        "output": "hottest",
+    }
+
+
+def q7(window_ms: int = WINDOW_MS) -> Document:
+    params = {"by": "price", "k": 1, "window": {"kind": "time", "size": window_ms}}
+    operators = [{"id": "highest", "type": "topk", "input": "bid", "params": params}]
+    return {
+        "name": "nexmark-q7",
+        "inputs": [_input(BID)],
+        "operators": operators,
+        "output": "highest",
+    }
+
+
+def q8(window_ms: int = WINDOW_MS) -> Document:
+    operators = [
+        {
+            "id": "joined",
+            "type": "window_join",
+            "inputs": ["person", "auction"],
+            "params": {"window": {"kind": "time", "size": window_ms}, "on": [["id", "seller"]]},
+        },
+        {
+            "id": "new_users",
+            "type": "window_aggregate",
+            "input": "joined",
+            "params": {
+                "window": {"kind": "time", "size": window_ms},
+                "group_by": ["person.id", "person.name"],
+                "aggregates": [{"name": "auctions", "fn": "count"}],
+            },
+        },
+    ]
+    inputs = [_input(PERSON), _input(AUCTION)]
+    return {"name": "nexmark-q8", "inputs": inputs, "operators": operators, "output": "new_users"}
+
+
+DOCUMENTS: dict[str, Callable[[int], Document]] = {
+    "nexmark-q0": q0,
+    "nexmark-q1": q1,
+    "nexmark-q2": q2,
+    "nexmark-q3": q3,
+    "nexmark-q5": q5,
+    "nexmark-q7": q7,
+    "nexmark-q8": q8,
+}
+
+
+def nexmark_plan(name: str, window_ms: int = WINDOW_MS) -> Plan:
+    """The validated plan of a Nexmark query (`nexmark-q0` ... `nexmark-q8`)."""
+    if name not in DOCUMENTS:
+        raise KeyError(f"unknown Nexmark query {name!r}; known: {', '.join(DOCUMENTS)}")
+    return parse_plan(DOCUMENTS[name](window_ms))
