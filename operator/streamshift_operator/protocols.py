@@ -25,7 +25,8 @@ class TargetKind(StrEnum):
 class PlanTraits:
     """What the protocols need to know of a plan."""
 
-    window_size_ms: int | None  # the controlling window's size; None when there is none
+    windowed: bool  # a controlling window with fixed boundaries (time, rows or a join range)
+    window_ms: int | None  # its size in event time; None for tuple-based windows
     unbounded_state: bool
 
 
@@ -38,7 +39,7 @@ class Choice:
 def refusal(protocol: Protocol, traits: PlanTraits, target: TargetKind) -> str | None:
     """Why `protocol` cannot run this migration (a message that says what to do), or None."""
     boundary = protocol in (Protocol.UNIMICO, Protocol.PARALLEL_TRACK)
-    if boundary and (traits.window_size_ms is None or traits.unbounded_state):
+    if boundary and (not traits.windowed or traits.unbounded_state):
         return (
             f"protocol {protocol} needs a windowed plan whose state expires, and this plan has "
             "no controlling window or keeps unbounded state: use state-transfer, "
@@ -51,8 +52,7 @@ def refusal(protocol: Protocol, traits: PlanTraits, target: TargetKind) -> str |
 
 def choose(traits: PlanTraits, target: TargetKind, state_bytes: int) -> Choice:
     """The protocol `auto` runs, and why (recorded in status.protocolReason)."""
-    window = traits.window_size_ms
-    if window is None or traits.unbounded_state:
+    if not traits.windowed or traits.unbounded_state:
         if target is TargetKind.PLAN:
             return Choice(
                 Protocol.MOVING_STATE,
@@ -64,7 +64,8 @@ def choose(traits: PlanTraits, target: TargetKind, state_bytes: int) -> Choice:
             "no window to hand over at: the state moves through the object store while "
             "Kafka buffers the input",
         )
-    long_window = window > LONG_WINDOW_MS and state_bytes < SMALL_STATE_BYTES
+    window = traits.window_ms
+    long_window = window is not None and window > LONG_WINDOW_MS and state_bytes < SMALL_STATE_BYTES
     if long_window and target is not TargetKind.PLAN:
         return Choice(
             Protocol.STATE_TRANSFER,

@@ -10,9 +10,10 @@ from streamshift_operator.protocols import (
     refusal,
 )
 
-WINDOWED = PlanTraits(window_size_ms=10_000, unbounded_state=False)
-UNBOUNDED = PlanTraits(window_size_ms=None, unbounded_state=True)
-LONG = PlanTraits(window_size_ms=LONG_WINDOW_MS * 2, unbounded_state=False)
+WINDOWED = PlanTraits(windowed=True, window_ms=10_000, unbounded_state=False)
+ROWS = PlanTraits(windowed=True, window_ms=None, unbounded_state=False)
+UNBOUNDED = PlanTraits(windowed=False, window_ms=None, unbounded_state=True)
+LONG = PlanTraits(windowed=True, window_ms=LONG_WINDOW_MS * 2, unbounded_state=False)
 
 
 @pytest.mark.parametrize("protocol", [Protocol.UNIMICO, Protocol.PARALLEL_TRACK])
@@ -34,6 +35,7 @@ def test_unimico_refuses_a_plan_change_and_others_accept_it() -> None:
     [
         (WINDOWED, TargetKind.RESCALE, 10**9, Protocol.UNIMICO),
         (WINDOWED, TargetKind.MOVE, 0, Protocol.UNIMICO),
+        (ROWS, TargetKind.MOVE, 0, Protocol.UNIMICO),
         (WINDOWED, TargetKind.PLAN, 0, Protocol.PARALLEL_TRACK),
         (UNBOUNDED, TargetKind.RESCALE, 0, Protocol.STATE_TRANSFER),
         (UNBOUNDED, TargetKind.PLAN, 0, Protocol.MOVING_STATE),

@@ -2,8 +2,9 @@
 
 Structural means: every node has a type, no `$ref`, no `anyOf` of types, no `additionalProperties`
 beside `properties`. So references are inlined, `X | None` becomes plain `X` (absence is how
-Kubernetes says "unset"), `None` defaults and null fields inside defaults are dropped, titles are dropped, and a free-form object
-(`dict[str, Any]`) becomes `x-kubernetes-preserve-unknown-fields`.
+Kubernetes says "unset"), `None` defaults and null fields inside defaults are dropped, titles
+are dropped, and a free-form object (`dict[str, Any]`) becomes
+`x-kubernetes-preserve-unknown-fields`.
 """
 
 from typing import Any

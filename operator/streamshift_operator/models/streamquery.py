@@ -14,7 +14,6 @@ from typing import Any
 from pydantic import ConfigDict, Field
 
 from streamshift_operator.models.common import (
-    DNS_LABEL,
     QUANTITY,
     ApiModel,
     Condition,
@@ -23,6 +22,7 @@ from streamshift_operator.models.common import (
 )
 
 TOPIC = r"^[a-zA-Z0-9._-]+$"
+INPUT_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]*$"  # as the plan names its inputs and outputs
 
 
 class PlanSource(ApiModel):
@@ -51,7 +51,7 @@ class KafkaSettings(ApiModel):
 class SourceTopic(ApiModel):
     """An input of the plan, read from a Kafka topic; inputs are co-partitioned by key."""
 
-    name: str = Field(max_length=63, pattern=DNS_LABEL)
+    name: str = Field(max_length=63, pattern=INPUT_NAME)
     topic: str = Field(max_length=249, pattern=TOPIC)
     partitions: int = Field(ge=1, le=1024)
 
@@ -59,7 +59,7 @@ class SourceTopic(ApiModel):
 class SinkTopic(ApiModel):
     """An output of the plan, written to a Kafka topic."""
 
-    name: str = Field(max_length=63, pattern=DNS_LABEL)
+    name: str = Field(max_length=63, pattern=INPUT_NAME)
     topic: str = Field(max_length=249, pattern=TOPIC)
     partitions: int = Field(default=1, ge=1, le=1024)
 
