@@ -1,1 +1,1 @@
-"""Development stack on one machine: local Kafka, MinIO, kube-apiserver and the process node agent."""
+"""The local stack on one machine: Kafka, MinIO, kube-apiserver, and the process node agent."""
