@@ -112,7 +112,7 @@ def test_q8_reports_people_who_sell_in_the_window_they_registered(
         start = person["date_time"] - person["date_time"] % WINDOW
         if (start, person["id"]) in sellers:
             expected.add((start, person["id"], person["name"]))
-    rows = {(s, r["person.id"], r["person.name"]) for s, e, r in _run("nexmark-q8", events)}
+    rows = {(s, r["people.id"], r["people.name"]) for s, e, r in _run("nexmark-q8", events)}
     assert rows == expected and expected
 
 
@@ -120,12 +120,12 @@ def test_keyed_queries_give_the_same_results_per_partition_subset(
     events: dict[str, Batch],
 ) -> None:
     """A keyed query run on each partition alone gives, together, the results of one run."""
-    whole = {(s, r["person.id"]) for s, _, r in _run("nexmark-q8", events)}
+    whole = {(s, r["people.id"]) for s, _, r in _run("nexmark-q8", events)}
     pieces: set[tuple[int, Any]] = set()
     for partition in range(CONFIG.partitions):
         subset = {k: b.take(b.partition == partition) for k, b in events.items()}
         if all(len(b) for b in subset.values()):
-            pieces |= {(s, r["person.id"]) for s, _, r in _run("nexmark-q8", subset)}
+            pieces |= {(s, r["people.id"]) for s, _, r in _run("nexmark-q8", subset)}
     assert pieces == whole
     assert np.unique(events["auction"].partition).size == CONFIG.partitions
 

@@ -1,0 +1,232 @@
+"""`make bench-engine`: engine events/s per core, JSON and columnar input, against decode.
+
+One process pinned to one core. Nexmark input is generated and encoded in the wire format first
+(JSON: one record per event; columnar: one Arrow IPC record per poll of `--batch` events); the
+timed loop then decodes each poll, runs it through the query's pipeline, advances the watermark
+to the poll's last event time and encodes the results in the same format. Rates count the
+events the query reads (bids; persons and auctions for q8). The decode limit is the rate at which
+`orjson.loads` alone gets through the same bid records. Peak memory of 10M events of q5 and q8
+is measured in a fresh subprocess each (`ru_maxrss`), fed from the generator poll by poll, so it
+shows the state, which the windows must bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from streamshift_engine.events.batch import Batch
+from streamshift_engine.events.results import ResultBatch
+from streamshift_engine.events.wire import (
+    decode_columnar,
+    decode_json,
+    encode_columnar,
+    encode_json,
+    encode_results_columnar,
+    encode_results_json,
+)
+from streamshift_engine.nexmark.config import GeneratorConfig
+from streamshift_engine.nexmark.generator import generate
+from streamshift_engine.nexmark.model import BID, SCHEMAS
+from streamshift_engine.plan import compile as compile_plan
+from streamshift_engine.plan.model import Plan
+from streamshift_engine.plan.nexmark_queries import nexmark_plan
+from streamshift_engine.plan.parse import parse_plan
+
+SEED = 2024
+CONFIG = GeneratorConfig()
+QUERIES = ("q0", "q1", "q2", "q5", "q7", "q8", "smq")
+FLINK_PER_CORE = {"q5": 22_100, "q7": 12_300, "q8": 146_000}
+READS: dict[str, dict[str, tuple[str, ...] | None]] = {
+    "q0": {"bid": None},
+    "q1": {"bid": None},
+    "q2": {"bid": ("auction", "price", "date_time")},
+    "q5": {"bid": ("auction", "date_time")},
+    "q7": {"bid": None},
+    "q8": {"person": ("id", "name"), "auction": ("seller",)},
+    "smq": {"bid": None},
+}
+"""Per query and input, the payload columns it reads (None: all); the columnar path decodes
+only these (projection). JSON records are always decoded and checked in full."""
+
+
+def plan_of(query: str) -> Plan:
+    """The Nexmark plan, or SMQ (seed 003, 6.3.1) as a per-auction counter over bids."""
+    if query != "smq":
+        return nexmark_plan(f"nexmark-{query}")
+    counter = {
+        "id": "counter",
+        "type": "stateful_map",
+        "input": "bid",
+        "params": {"key": "auction"},
+    }
+    inputs = [
+        {
+            "name": "bid",
+            "topic": "nexmark-bid",
+            "time_field": "date_time",
+            "key_field": "auction",
+            "schema": dict(BID.fields),
+        }
+    ]
+    return parse_plan(
+        {"name": "smq", "inputs": inputs, "operators": [counter], "output": "counter"}
+    )
+
+
+@dataclass(frozen=True)
+class Poll:
+    """One poll of encoded records per input, and the watermark after it."""
+
+    parts: tuple[tuple[str, Any, Any, Any], ...]
+    watermark: int
+    events: int
+
+
+def polls(events: int, batch: int) -> Iterator[dict[str, Batch]]:
+    for start in range(0, events, batch):
+        yield generate(SEED, start, min(batch, events - start), CONFIG)
+
+
+def encode_polls(events: int, batch: int, inputs: tuple[str, ...], fmt: str) -> list[Poll]:
+    encoded = []
+    for start, generated in zip(range(0, events, batch), polls(events, batch), strict=True):
+        parts = []
+        for name in inputs:
+            data = generated[name]
+            payload = encode_json(data) if fmt == "json" else encode_columnar(data)
+            parts.append((name, payload, data.partition, data.offset))
+        last = CONFIG.event_time_ms(min(start + batch, events) - 1)
+        count = sum(len(generated[name]) for name in inputs)
+        encoded.append(Poll(tuple(parts), last, count))
+    return encoded
+
+
+def run(query: str, encoded: list[Poll], fmt: str) -> tuple[float, int]:
+    """Seconds for decode + process + encode of all polls, and the number of results."""
+    pipeline = compile_plan(plan_of(query))
+    reads = READS[query]
+    encode: Callable[[ResultBatch], Any] = (
+        encode_results_json if fmt == "json" else encode_results_columnar
+    )
+    results = 0
+    started = time.perf_counter()
+    for poll in encoded:
+        out: list[ResultBatch] = []
+        for name, payload, partitions, offsets in poll.parts:
+            if fmt == "json":
+                batch, _ = decode_json(name, payload, partitions, offsets, SCHEMAS[name])
+            else:
+                batch = decode_columnar(payload, reads[name])
+            out += pipeline.process(batch)
+        out += pipeline.advance(poll.watermark)
+        for result in out:
+            encode(result)
+            results += len(result)
+    for result in pipeline.flush():
+        encode(result)
+        results += len(result)
+    return time.perf_counter() - started, results
+
+
+def decode_limit(encoded: list[Poll]) -> float:
+    records = [record for poll in encoded for _, payload, _, _ in poll.parts for record in payload]
+    started = time.perf_counter()
+    for poll in encoded:
+        for _, payload, _, _ in poll.parts:
+            list(map(orjson.loads, payload))
+    return len(records) / (time.perf_counter() - started)
+
+
+def peak_memory(query: str, events: int, batch: int) -> None:
+    """Subprocess body: feed `events` generated events through `query`, print peak RSS."""
+    pipeline = compile_plan(plan_of(query))
+    inputs = tuple(READS[query])
+    largest_state = 0
+    for start, generated in zip(range(0, events, batch), polls(events, batch), strict=True):
+        for name in inputs:
+            pipeline.process(generated[name])
+        pipeline.advance(CONFIG.event_time_ms(min(start + batch, events) - 1))
+        largest_state = max(largest_state, pipeline.state_bytes())
+    pipeline.flush()
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{peak_mb:.0f} {largest_state / 2**20:.1f}")
+
+
+def measure_memory(query: str, events: int, batch: int) -> tuple[float, float]:
+    command = [sys.executable, "-m", "bench.engine", "--memory-of", query]
+    command += ["--events", str(events), "--batch", str(batch)]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()
+    return float(output[0]), float(output[1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000, help="generated events per run")
+    parser.add_argument("--batch", type=int, default=10_000, help="events per poll")
+    parser.add_argument("--memory-events", type=int, default=10_000_000)
+    parser.add_argument("--quick", action="store_true", help="200K events, 1M for memory")
+    parser.add_argument("--queries", default=",".join(QUERIES))
+    parser.add_argument("--memory-of", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    if args.memory_of:
+        peak_memory(args.memory_of, args.events, args.batch)
+        return
+    if args.quick:
+        args.events, args.memory_events = 200_000, 1_000_000
+    rates: dict[tuple[str, str], float] = {}
+    limit = 0.0
+    for fmt in ("json", "columnar"):
+        cache: dict[tuple[str, ...], list[Poll]] = {}
+        for query in args.queries.split(","):
+            inputs = tuple(READS[query])
+            if inputs not in cache:
+                cache[inputs] = encode_polls(args.events, args.batch, inputs, fmt)
+            encoded = cache[inputs]
+            gc.freeze()
+            if fmt == "json" and inputs == ("bid",) and not limit:
+                limit = decode_limit(encoded)
+                print(f"decode-limit json bids: {limit:,.0f} events/s/core", flush=True)
+            seconds, results = run(query, encoded, fmt)
+            rate = sum(poll.events for poll in encoded) / seconds
+            rates[fmt, query] = rate
+            note = _against_goals(query, fmt, rate, limit)
+            print(
+                f"{query:>4} {fmt:>8}: {rate:>12,.0f} events/s/core  {results:>9} results  {note}",
+                flush=True,
+            )
+    for query in ("q5", "q8"):
+        peak, state = measure_memory(query, args.memory_events, args.batch)
+        print(
+            f"peak memory {query} over {args.memory_events:,} events: {peak:.0f} MB RSS, "
+            f"largest state {state:.1f} MB",
+            flush=True,
+        )
+    row = " ".join(f"{q}={rates.get((f, q), 0):.0f}" for f in ("json",) for q in ("q5", "q7", "q8"))
+    columnar = " ".join(f"{q}={rates.get(('columnar', q), 0):.0f}" for q in ("q5", "q7", "q8"))
+    print(f"engine events/s/core json {row} columnar {columnar} decode-limit={limit:.0f}")
+
+
+def _against_goals(query: str, fmt: str, rate: float, limit: float) -> str:
+    if fmt == "columnar":
+        return f"(goal 1M: {'met' if rate >= 1e6 else 'missed'})" if query in FLINK_PER_CORE else ""
+    goals = [("half decode limit", limit / 2)]
+    if query in FLINK_PER_CORE:
+        goals.append(("Flink", FLINK_PER_CORE[query]))
+    return " ".join(
+        f"({name} {goal:,.0f}: {'met' if rate >= goal else 'missed'})" for name, goal in goals
+    )
+
+
+if __name__ == "__main__":
+    main()
