@@ -80,7 +80,7 @@ class Pipeline:
         n = len(batch)
         columns = batch.columns
         no_window = np.full(n, -1, np.int64)
-        if self.result_keys:
+        if self.result_keys or WINDOW_START in columns:
             keys = {k: columns[k] for k in self.result_keys}
         else:
             keys = {"id": np.array(identities(batch, ()), dtype=object)}

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.operators.base import Operator
 from streamshift_engine.operators.stream import MAX_TS, MIN_TS, identities, max_ts, min_ts, stream

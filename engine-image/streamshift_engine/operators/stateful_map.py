@@ -7,6 +7,7 @@ in merge order, and offset by the group's count so far, which the `counts` store
 from __future__ import annotations
 
 import numpy as np
+
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.operators.base import Operator
 from streamshift_engine.operators.stream import group_codes

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.operators.base import Operator
 from streamshift_engine.operators.stream import RESERVED

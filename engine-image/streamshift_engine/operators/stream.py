@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
 from streamshift_engine.events.batch import Batch
 
 MIN_TS = "_min_ts"

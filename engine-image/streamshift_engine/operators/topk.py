@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.operators.base import Operator
 from streamshift_engine.operators.stream import (

@@ -48,6 +48,8 @@ def reduce_partials(
     `inputs` holds, per partial name, the values to combine (for raw records: ones for `n`, the
     field for `sum:`/`min:`/`max:`). Returns the index of each group's first row and the partials.
     """
+    if len(codes) == 0:
+        return np.empty(0, np.int64), {name: inputs[name][:0] for name in names}
     order = np.argsort(codes, kind="stable")
     sorted_codes = codes[order]
     starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])

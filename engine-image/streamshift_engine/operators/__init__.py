@@ -1,0 +1,1 @@
+"""Operators over columnar streams: stateless, joins, stateful map, top-k."""

@@ -1,0 +1,1 @@
+"""State stores split by partition, and the snapshot byte format."""

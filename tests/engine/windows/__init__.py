@@ -1,0 +1,1 @@
+"""Tests of the stream engine core."""
