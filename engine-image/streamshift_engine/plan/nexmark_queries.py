@@ -9,8 +9,9 @@
 - q5 hot items: per sliding window (10 s, slide 2 s) the auction(s) with the most bids; global.
 - q7 highest bid: per tumbling window (10 s) the bid(s) with the highest price; global.
 - q8 monitor new users: persons who created an auction in the tumbling window (10 s) in which
-  they registered, joined on `person.id = auction.seller` after projecting each side to the
-  fields the query returns (so the join state holds no more); keyed by the person.
+  they registered. As in the reference SQL each side is reduced per window first (persons to
+  id and name; auctions to one row per seller and window, with their count), then the two are
+  joined on `person.id = seller` in the same tumbling window; keyed by the person.
 
 Inputs use the Nexmark record schemas (`nexmark.model`); bids are keyed by auction, auctions by
 seller and persons by id, so q3 and q8 join co-partitioned inputs.
@@ -149,30 +150,25 @@ def q7(window_ms: int = WINDOW_MS) -> Document:
 
 
 def q8(window_ms: int = WINDOW_MS) -> Document:
+    window = {"kind": "time", "size": window_ms}
     people = {"id": "id", "name": "name"}
     operators = [
         {"id": "people", "type": "project", "input": "person", "params": {"fields": people}},
         {
             "id": "sellers",
-            "type": "project",
+            "type": "window_aggregate",
             "input": "auction",
-            "params": {"fields": {"seller": "seller"}},
-        },
-        {
-            "id": "joined",
-            "type": "window_join",
-            "inputs": ["people", "sellers"],
-            "params": {"window": {"kind": "time", "size": window_ms}, "on": [["id", "seller"]]},
+            "params": {
+                "window": window,
+                "group_by": ["seller"],
+                "aggregates": [{"name": "auctions", "fn": "count"}],
+            },
         },
         {
             "id": "new_users",
-            "type": "window_aggregate",
-            "input": "joined",
-            "params": {
-                "window": {"kind": "time", "size": window_ms},
-                "group_by": ["people.id", "people.name"],
-                "aggregates": [{"name": "auctions", "fn": "count"}],
-            },
+            "type": "window_join",
+            "inputs": ["people", "sellers"],
+            "params": {"window": window, "on": [["id", "seller"]]},
         },
     ]
     inputs = [_input(PERSON), _input(AUCTION)]
