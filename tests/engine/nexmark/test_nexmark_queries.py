@@ -86,6 +86,26 @@ def test_q3_joins_local_sellers_with_category_ten_auctions(events: dict[str, Bat
     assert rows == expected and expected
 
 
+def _windows_of(ts: int, size: int, slide: int) -> list[int]:
+    return [s for s in range(ts - ts % slide - size + slide, ts + 1, slide) if s <= ts < s + size]
+
+
+def test_q5_reports_the_auctions_with_most_bids_per_sliding_window(
+    events: dict[str, Batch],
+) -> None:
+    slide = WINDOW // 5
+    counts: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    for bid in events["bid"].rows():
+        for start in _windows_of(bid["date_time"], WINDOW, slide):
+            counts[start][bid["auction"]] += 1
+    expected = set()
+    for start, per_auction in counts.items():
+        top = max(per_auction.values())
+        expected |= {(start, a, n) for a, n in per_auction.items() if n == top}
+    rows = {(s, r["auction"], r["bids"]) for s, e, r in _run("nexmark-q5", events)}
+    assert rows == expected
+
+
 def test_q7_reports_the_highest_bids_per_tumbling_window(events: dict[str, Batch]) -> None:
     best: dict[int, list[Row]] = defaultdict(list)
     for bid in events["bid"].rows():
