@@ -95,10 +95,12 @@ def _string(raw: Mapping[str, Any], key: str, node: str, default: str | None = N
     return value
 
 
-def _positive(raw: Mapping[str, Any], key: str, node: str, default: int | None = None) -> int:
+def _positive(
+    raw: Mapping[str, Any], key: str, node: str, default: int | None = None, prefix: str = ""
+) -> int:
     value = raw.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise PlanError(node, key, f"must be a positive integer, got {value!r}")
+        raise PlanError(node, prefix + key, f"must be a positive integer, got {value!r}")
     return value
 
 
@@ -174,11 +176,11 @@ def window_spec(node: str, raw: Any, kinds: tuple[str, ...]) -> WindowSpec:
     if kind not in kinds:
         raise PlanError(node, "window.kind", f"must be one of {', '.join(kinds)}, got {kind!r}")
     if kind == "session":
-        return WindowSpec("session", _positive(raw, "gap", node), 0)
-    size = _positive(raw, "size", node)
+        return WindowSpec("session", _positive(raw, "gap", node, prefix="window."), 0)
+    size = _positive(raw, "size", node, prefix="window.")
     if kind == "range":
         return WindowSpec("range", size, 0)
-    slide = _positive(raw, "slide", node, size)
+    slide = _positive(raw, "slide", node, size, "window.")
     if slide > size:
         raise PlanError(node, "window.slide", f"slide {slide} exceeds size {size}")
     return WindowSpec(kind, size, slide)
