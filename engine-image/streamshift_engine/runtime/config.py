@@ -1,0 +1,238 @@
+"""Worker configuration from env (and optionally a YAML file named by STREAMSHIFT_CONFIG_FILE).
+
+The env names are the operator's pod contract (`streamshift_operator.pods._env`). The plan comes
+as text in STREAMSHIFT_PLAN (the ConfigMap's document: `{builtin: name}`, `{inline: {...}}` or a
+plan object) or from the file STREAMSHIFT_PLAN_FILE. Every problem raises `ConfigError` naming
+the setting to fix; env values override the file's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import yaml
+
+from streamshift_engine.plan import PlanError, builtin, parse_plan
+from streamshift_engine.plan.model import Plan
+
+T = TypeVar("T")
+Format = Literal["json", "columnar"]
+
+
+class ConfigError(ValueError):
+    """A bad setting; the message starts with the setting's name."""
+
+    def __init__(self, setting: str, message: str) -> None:
+        super().__init__(f"{setting}: {message}")
+        self.setting = setting
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A plan input or output and its Kafka topic."""
+
+    name: str
+    topic: str
+    partitions: int
+
+
+@dataclass(frozen=True)
+class S3Settings:
+    endpoint: str
+    secure: bool
+    bucket: str
+    prefix: str
+    access_key: str
+    secret_key: str
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """Everything one worker process needs to know."""
+
+    query: str
+    namespace: str
+    instance: int
+    epoch: int
+    partitions: tuple[int, ...]
+    plan: Plan
+    plan_version: str
+    sources: tuple[Topic, ...]
+    sinks: tuple[Topic, ...]
+    dead_letter_topic: str
+    kafka_bootstrap: str
+    input_format: Format
+    s3: S3Settings
+    snapshot_interval_s: float
+    snapshot_keep: int
+    commit_interval_s: float
+    batch_size: int
+    control_host: str
+    control_port: int
+    control_token: str
+    pod_name: str
+    hold: bool = False
+
+    @property
+    def writer(self) -> str:
+        """This worker's identity in transactional ids and snapshot names."""
+        return f"{self.namespace}.{self.query}.e{self.epoch}.i{self.instance}"
+
+    @property
+    def group(self) -> str:
+        """The consumer group whose offsets record how far committed output reaches, per query
+        (partitions move between instances, their committed offsets move with them)."""
+        return f"streamshift.{self.namespace}.{self.query}"
+
+
+def load(env: Mapping[str, str]) -> WorkerConfig:
+    """The worker's configuration, or `ConfigError` naming the first bad setting."""
+    values = {**_file(env), **env}
+    get = _Getter(values)
+    plan, version = _plan(values)
+    sources = get.parse("STREAMSHIFT_SOURCES", _topics)
+    missing = [spec.name for spec in plan.inputs if spec.name not in {s.name for s in sources}]
+    if missing:
+        raise ConfigError("STREAMSHIFT_SOURCES", f"no topic for plan input(s) {missing}")
+    sinks = get.parse("STREAMSHIFT_SINKS", _topics)
+    if not sinks:
+        raise ConfigError("STREAMSHIFT_SINKS", "at least one sink topic is needed")
+    partitions = get.parse("STREAMSHIFT_PARTITIONS", _partitions)
+    too_high = [p for p in partitions if p >= sources[0].partitions]
+    if too_high:
+        raise ConfigError("STREAMSHIFT_PARTITIONS", f"{too_high} not below the topic partitions")
+    input_format = get.text("STREAMSHIFT_INPUT_FORMAT", "json")
+    if input_format not in ("json", "columnar"):
+        raise ConfigError("STREAMSHIFT_INPUT_FORMAT", "must be json or columnar")
+    endpoint = get.text("STREAMSHIFT_S3_ENDPOINT")
+    secure = endpoint.startswith("https://")
+    return WorkerConfig(
+        query=get.text("STREAMSHIFT_QUERY"),
+        namespace=get.text("STREAMSHIFT_NAMESPACE", "default"),
+        instance=get.parse("STREAMSHIFT_INSTANCE", _natural),
+        epoch=get.parse("STREAMSHIFT_EPOCH", _natural, "0"),
+        partitions=partitions,
+        plan=plan,
+        plan_version=version,
+        sources=sources,
+        sinks=sinks,
+        dead_letter_topic=get.text("STREAMSHIFT_DEAD_LETTER_TOPIC", f"{sinks[0].topic}.dead"),
+        kafka_bootstrap=get.text("STREAMSHIFT_KAFKA_BOOTSTRAP"),
+        input_format="columnar" if input_format == "columnar" else "json",
+        s3=S3Settings(
+            endpoint=endpoint.removeprefix("https://").removeprefix("http://").rstrip("/"),
+            secure=secure,
+            bucket=get.text("STREAMSHIFT_S3_BUCKET"),
+            prefix=get.text("STREAMSHIFT_S3_PREFIX", ""),
+            access_key=get.text("STREAMSHIFT_S3_ACCESS_KEY"),
+            secret_key=get.text("STREAMSHIFT_S3_SECRET_KEY"),
+        ),
+        snapshot_interval_s=get.parse("STREAMSHIFT_SNAPSHOT_INTERVAL_S", _positive, "30"),
+        snapshot_keep=get.parse("STREAMSHIFT_SNAPSHOT_KEEP", _natural, "3") or 1,
+        commit_interval_s=get.parse("STREAMSHIFT_COMMIT_INTERVAL_S", _positive, "0.2"),
+        batch_size=get.parse("STREAMSHIFT_BATCH_SIZE", _natural, "5000") or 1,
+        control_host=get.text("POD_IP", "127.0.0.1"),
+        control_port=get.parse("STREAMSHIFT_CONTROL_PORT", _port, "8080"),
+        control_token=get.text("STREAMSHIFT_CONTROL_TOKEN"),
+        pod_name=get.text("POD_NAME", "worker"),
+        hold=get.parse("STREAMSHIFT_START", _start, "run"),
+    )
+
+
+class _Getter:
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self.values = values
+
+    def text(self, name: str, default: str | None = None) -> str:
+        value = self.values.get(name, default)
+        if value is None or str(value).strip() == "":
+            raise ConfigError(name, "is required")
+        return str(value).strip()
+
+    def parse(self, name: str, convert: Callable[[str], T], default: str | None = None) -> T:
+        raw = self.text(name, default)
+        try:
+            return convert(raw)
+        except (ValueError, TypeError, KeyError) as error:
+            raise ConfigError(name, f"bad value {raw!r}: {error}") from None
+
+
+def _file(env: Mapping[str, str]) -> dict[str, Any]:
+    path = env.get("STREAMSHIFT_CONFIG_FILE")
+    if not path:
+        return {}
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as error:
+        raise ConfigError("STREAMSHIFT_CONFIG_FILE", str(error)) from None
+    if not isinstance(data, dict):
+        raise ConfigError("STREAMSHIFT_CONFIG_FILE", "must hold a mapping of setting names")
+    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}
+
+
+def _plan(values: Mapping[str, Any]) -> tuple[Plan, str]:
+    setting = "STREAMSHIFT_PLAN" if values.get("STREAMSHIFT_PLAN") else "STREAMSHIFT_PLAN_FILE"
+    try:
+        if setting == "STREAMSHIFT_PLAN":
+            text = str(values[setting])
+        else:
+            text = Path(_Getter(values).text(setting)).read_text()
+        document = yaml.safe_load(text)
+    except (OSError, yaml.YAMLError) as error:
+        raise ConfigError(setting, str(error)) from None
+    if not isinstance(document, dict):
+        raise ConfigError(setting, "the plan must be a mapping")
+    version = hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()[:16]
+    try:
+        if "builtin" in document:
+            return builtin(str(document["builtin"])), version
+        return parse_plan(document.get("inline", document)), version
+    except (PlanError, KeyError) as error:
+        raise ConfigError(setting, str(error)) from None
+
+
+def _topics(raw: str) -> tuple[Topic, ...]:
+    items = json.loads(raw)
+    if not isinstance(items, list):
+        raise ValueError("expected a JSON list of {name, topic, partitions}")
+    return tuple(Topic(str(i["name"]), str(i["topic"]), int(i.get("partitions", 1))) for i in items)
+
+
+def _partitions(raw: str) -> tuple[int, ...]:
+    values = tuple(sorted({_natural(part) for part in raw.split(",") if part.strip()}))
+    if not values:
+        raise ValueError("no partitions")
+    return values
+
+
+def _start(raw: str) -> bool:
+    """`run` restores and starts at once; `hold` waits for a migration's target `begin`."""
+    if raw not in ("run", "hold"):
+        raise ValueError("must be run or hold")
+    return raw == "hold"
+
+
+def _natural(raw: str) -> int:
+    value = int(raw)
+    if value < 0:
+        raise ValueError("must not be negative")
+    return value
+
+
+def _positive(raw: str) -> float:
+    value = float(raw)
+    if not value > 0:
+        raise ValueError("must be positive")
+    return value
+
+
+def _port(raw: str) -> int:
+    value = int(raw)
+    if not 0 <= value < 65536:
+        raise ValueError("not a TCP port")
+    return value

@@ -1,0 +1,78 @@
+"""Adopting partitions: restore their snapshots, then replay what committed output covers.
+
+`adopt` serves a (re)start and a migration target alike: per partition it restores the snapshot
+covering the most input (positions `C`), reads the query group's committed positions `G` (the
+input that committed output already reflects, whoever committed it) and replays `C..G` with the
+output suppressed. `end_replay` switches to live output and re-reads everything fetched past `G`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
+
+from streamshift_engine.runner import Instance
+from streamshift_engine.runtime.manifest import Manifest, choose, expired
+
+if TYPE_CHECKING:
+    from streamshift_engine.runtime.worker import Worker
+
+
+def adopt(worker: Worker, partitions: Collection[int]) -> dict[str, object]:
+    """Take over `partitions` (the worker must hold none: replay suppresses all its output)."""
+    held = worker.instance.assigned or set()
+    if held:
+        if held == set(partitions):
+            return {"partitions": sorted(held), "restored": []}
+        raise ValueError(f"worker already holds partitions {sorted(held)}")
+    plan = worker.config.plan
+    chosen = choose(worker.store.manifests(), partitions, worker.config.plan_version)
+    for manifest, wanted in chosen:
+        scratch = Instance(plan, manifest.partitions)
+        scratch.restore(worker.store.load(manifest))
+        worker.instance.restore(scratch.snapshot(wanted))
+    worker.instance.assigned = set(partitions)
+    positions = [(spec.name, p) for spec in plan.inputs for p in sorted(partitions)]
+    covered = worker.instance.covered()
+    start = {position: covered.get(position, 0) for position in positions}
+    committed = worker.source.committed(positions)
+    worker.consumed.update(start)
+    worker.limit.update({p: g for p, g in committed.items() if g > start[p]})
+    worker.source.seek(start)
+    worker.phase = "replaying" if worker.limit else "running"
+    return {"partitions": sorted(partitions), "restored": [m.object_key for m, _ in chosen]}
+
+
+def end_replay(worker: Worker) -> None:
+    """Output from here on is new: drop the limits and re-read from the exact positions."""
+    worker.limit.clear()
+    worker.source.seek(dict(worker.consumed))
+    worker.phase = "running"
+
+
+def draft(worker: Worker, partitions: Collection[int] | None, migration: str | None) -> Manifest:
+    """The manifest of a snapshot taken now (object key, size and checksum filled in on save)."""
+    chosen = set(worker.instance.assigned or ()) if partitions is None else set(partitions)
+    covered = tuple(
+        (name, p, offset)
+        for (name, p), offset in sorted(worker.instance.covered().items())
+        if p in chosen
+    )
+    return Manifest(
+        query=worker.config.query,
+        plan_version=worker.config.plan_version,
+        writer=worker.config.writer,
+        seq=time.time_ns() // 1000,
+        created=time.time(),
+        partitions=tuple(sorted(chosen)),
+        covered=covered,
+        object_key="",
+        size=0,
+        sha256="",
+        migration=migration,
+    )
+
+
+def expired_of(worker: Worker, manifests: Sequence[Manifest]) -> list[Manifest]:
+    return expired(manifests, worker.config.writer, worker.config.snapshot_keep)

@@ -1,0 +1,101 @@
+"""Kafka sink: results and dead letters inside one transaction per commit, with input offsets.
+
+The transactional id is the worker's (query, instance, epoch), so a restarted worker fences its
+predecessor and aborts whatever it left open. Each commit sends the consumed input positions to
+the query's consumer group inside the transaction (`send_offsets_to_transaction`): the output of
+a commit and the input it covers become visible together, and a restarted worker knows exactly
+which input its committed output already reflects. Results are keyed by their deterministic id
+and go to the output partition of their key group; dead letters carry the reason in a header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import orjson
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from streamshift_engine.events.results import ResultBatch
+from streamshift_engine.events.wire import DeadLetter
+from streamshift_engine.runtime.config import WorkerConfig
+from streamshift_engine.runtime.source import SLOTS, Position, kafka_offset
+
+
+class KafkaSink:
+    """The transactional producer of one worker."""
+
+    def __init__(self, config: WorkerConfig, timeout: float = 30.0) -> None:
+        self.config = config
+        self.sink = config.sinks[0]
+        self.topics = {s.name: s.topic for s in config.sources}
+        self.timeout = timeout
+        self.producer = Producer(
+            {
+                "bootstrap.servers": config.kafka_bootstrap,
+                "transactional.id": config.writer,
+                "linger.ms": 5,
+                "transaction.timeout.ms": 60000,
+                "queue.buffering.max.messages": 1000000,
+            }
+        )
+        self.producer.init_transactions(timeout)
+        self.producer.begin_transaction()
+        self.pending = 0
+
+    def results(self, batches: Sequence[ResultBatch]) -> int:
+        """Queue results in the open transaction: key = id, partition = key group mod n."""
+        count = 0
+        topic, n = self.sink.topic, self.sink.partitions
+        for batch in batches:
+            if not len(batch):
+                continue
+            records = batch.to_records()
+            for record, partition in zip(records, batch.partition.tolist(), strict=True):
+                self._produce(topic, record["id"], _json(record), partition % n)
+            count += len(records)
+        self.pending += count
+        return count
+
+    def dead_letters(self, letters: Sequence[DeadLetter]) -> None:
+        for letter in letters:
+            headers: list[tuple[str, str | bytes | None]] = [
+                ("reason", letter.reason.encode()),
+                ("source", letter.source.encode()),
+                ("partition", str(letter.partition).encode()),
+                ("offset", str(kafka_offset(letter.offset)).encode()),
+                ("event", str(letter.offset % SLOTS).encode()),
+            ]
+            self.producer.produce(
+                self.config.dead_letter_topic, letter.raw, key=None, headers=headers
+            )
+            self.producer.poll(0)
+        self.pending += len(letters)
+
+    def _produce(self, topic: str, key: str, value: bytes, partition: int) -> None:
+        while True:
+            try:
+                self.producer.produce(topic, value, key=key.encode(), partition=partition)
+                return
+            except BufferError:
+                self.producer.poll(0.05)
+
+    def commit(self, positions: Mapping[Position, int], group: Consumer) -> None:
+        """Commit the open transaction with the input positions it covers; open the next."""
+        offsets = [
+            TopicPartition(self.topics[name], partition, kafka_offset(event), str(event))
+            for (name, partition), event in sorted(positions.items())
+        ]
+        if offsets:
+            metadata = group.consumer_group_metadata()
+            self.producer.send_offsets_to_transaction(offsets, metadata, self.timeout)
+        self.producer.commit_transaction(self.timeout)
+        self.pending = 0
+        self.producer.begin_transaction()
+
+    def close(self) -> None:
+        self.producer.abort_transaction(self.timeout)
+        self.producer.flush(self.timeout)
+
+
+def _json(record: Mapping[str, object]) -> bytes:
+    return orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY)
