@@ -1,0 +1,7 @@
+"""`python -m streamshift_engine.runtime`: the same as `streamshift worker`."""
+
+import sys
+
+from streamshift_engine.runtime.command import main
+
+sys.exit(main())

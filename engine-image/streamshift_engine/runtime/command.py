@@ -1,0 +1,71 @@
+"""`streamshift worker`: run one worker process (config from env, control API on POD_IP).
+
+A bad configuration exits with status 2 and a message naming the setting. SIGTERM commits, takes
+a final snapshot and exits 0; a worker that fails exits 1 (the pod restarts and recovers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+import threading
+
+from aiohttp import web
+
+from streamshift_engine.runtime import roles
+from streamshift_engine.runtime.config import ConfigError, load
+from streamshift_engine.runtime.control import build_app
+from streamshift_engine.runtime.metrics import Metrics, setup_logging
+from streamshift_engine.runtime.worker import Command, Worker
+
+log = logging.getLogger("streamshift.worker")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `worker` to the `streamshift` console's subcommands."""
+    parser = subparsers.add_parser("worker", help="run a worker pod's process (config from env)")
+    parser.set_defaults(handler=lambda _args: main())
+
+
+def main() -> int:
+    setup_logging()
+    try:
+        config = load(os.environ)
+    except ConfigError as error:
+        print(f"streamshift worker: bad configuration: {error}", file=sys.stderr)
+        return 2
+    worker = Worker(config, Metrics())
+    failure: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            worker.run()
+        except BaseException as error:
+            failure.append(error)
+            log.exception("worker failed")
+
+    thread = threading.Thread(target=body, name="worker", daemon=True)
+    thread.start()
+    app = build_app(worker, config.control_token, thread.is_alive)
+    asyncio.run(_serve(app, config.control_host, config.control_port, worker, thread))
+    return 1 if failure else 0
+
+
+async def _serve(
+    app: web.Application, host: str, port: int, worker: Worker, thread: threading.Thread
+) -> None:
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    log.info("control API listening", extra={"host": host, "port": port})
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, lambda: worker.commands.put(Command(roles.stop)))
+    while thread.is_alive():
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.3)
+    await runner.cleanup()

@@ -1,0 +1,155 @@
+"""The control API (aiohttp): probes, status, metrics and the protocols' role endpoints.
+
+Schema: docs/control-api.openapi.yaml. `/healthz`, `/readyz` and `/metrics` are open (probes and
+Prometheus); everything under `/v1` needs `Authorization: Bearer <STREAMSHIFT_CONTROL_TOKEN>`
+(401 otherwise). Role endpoints are keyed by migration id and idempotent: a repeated call returns
+the first call's answer (`pause` reports progress until every marker is reached).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
+from dataclasses import asdict
+from typing import Any
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from streamshift_engine.runtime import roles
+from streamshift_engine.runtime.manifest import Manifest
+from streamshift_engine.runtime.snapshots import SnapshotFailed
+from streamshift_engine.runtime.worker import Command, Worker
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+WORKER = web.AppKey("worker", Worker)
+DONE: web.AppKey[dict[tuple[str, str], Any]] = web.AppKey("done")
+ALIVE: web.AppKey[Callable[[], bool]] = web.AppKey("alive")
+
+
+def build_app(worker: Worker, token: str, alive: Callable[[], bool]) -> web.Application:
+    app = web.Application(middlewares=[_auth(token), _errors])
+    app[WORKER] = worker
+    app[DONE] = {}
+    app[ALIVE] = alive
+    app.router.add_get("/healthz", _healthz)
+    app.router.add_get("/readyz", _readyz)
+    app.router.add_get("/metrics", _metrics)
+    app.router.add_get("/v1/status", _status)
+    app.router.add_post("/v1/snapshot", _snapshot)
+    app.router.add_post("/v1/migrations/{migration}/{action}", _migration)
+    return app
+
+
+def _auth(token: str) -> Any:
+    expected = f"Bearer {token}".encode()
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path.startswith("/v1/"):
+            given = request.headers.get("Authorization", "").encode()
+            if not hmac.compare_digest(given, expected):
+                return web.json_response({"error": "unauthorized"}, status=401)
+        return await handler(request)
+
+    return middleware
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except (ValueError, KeyError, TypeError) as error:
+        return web.json_response({"error": str(error)}, status=409)
+    except SnapshotFailed as error:
+        return web.json_response({"error": str(error)}, status=503)
+
+
+async def call(worker: Worker, action: Callable[[Worker], Any]) -> Any:
+    """Run `action` on the worker thread; await a future it returns (a snapshot upload)."""
+    command = Command(action)
+    worker.commands.put(command)
+    result = await asyncio.wrap_future(command.future)
+    if isinstance(result, Future):
+        result = await asyncio.wrap_future(result)
+    if isinstance(result, Manifest):
+        return asdict(result)
+    return result
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    ok = request.app[ALIVE]()
+    return web.json_response({"ok": ok}, status=200 if ok else 503)
+
+
+async def _readyz(request: web.Request) -> web.Response:
+    worker = request.app[WORKER]
+    ready = worker.ready and request.app[ALIVE]()
+    return web.json_response({"ready": ready, "phase": worker.phase}, status=200 if ready else 503)
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    body = generate_latest(request.app[WORKER].metrics.registry)
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+async def _status(request: web.Request) -> web.Response:
+    return web.json_response(await call(request.app[WORKER], roles.status))
+
+
+async def _snapshot(request: web.Request) -> web.Response:
+    body = await _body(request)
+    parts = body.get("partitions")
+    manifest = await call(request.app[WORKER], lambda w: roles.snapshot(w, parts, None))
+    return web.json_response(manifest)
+
+
+async def _migration(request: web.Request) -> web.Response:
+    migration, action = request.match_info["migration"], request.match_info["action"]
+    done = request.app[DONE]
+    if (migration, action) in done:
+        return web.json_response(done[(migration, action)])
+    body = await _body(request)
+    parts: list[int] | None = body.get("partitions")
+    actions: dict[str, Callable[[Worker], Any]] = {
+        "pause": lambda w: roles.pause(w, _need(parts), _marker(body.get("marker"))),
+        "snapshot": lambda w: roles.snapshot(w, parts, migration),
+        "release": lambda w: roles.release(w, _need(parts)),
+        "begin": lambda w: roles.begin_target(w, _need(parts)),
+        "stop": roles.stop,
+    }
+    if action not in actions:
+        return web.json_response({"error": f"unknown action {action!r}"}, status=404)
+    if action == "begin" and body.get("role", "target") != "target":
+        return web.json_response({"error": "only role 'target' begins by adopting"}, status=409)
+    result = await call(request.app[WORKER], actions[action])
+    if action != "pause" or result["paused"]:
+        done[(migration, action)] = result
+    return web.json_response(result)
+
+
+async def _body(request: web.Request) -> dict[str, Any]:
+    if not request.can_read_body:
+        return {}
+    body = await request.json()
+    if not isinstance(body, dict):
+        raise ValueError("the request body must be a JSON object")
+    return body
+
+
+def _need(partitions: list[int] | None) -> list[int]:
+    if not partitions:
+        raise ValueError("'partitions' is required")
+    return [int(p) for p in partitions]
+
+
+def _marker(raw: dict[str, int] | None) -> dict[tuple[str, int], int] | None:
+    if raw is None:
+        return None
+    table = {}
+    for key, offset in raw.items():
+        name, _, partition = key.rpartition(":")
+        table[(name, int(partition))] = int(offset)
+    return table
