@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
@@ -49,6 +50,12 @@ class Schema:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.fields)
+
+    def project(self, names: Collection[str]) -> Schema:
+        """The schema of just the named fields (and the time field), in schema order: decoding
+        then reads and checks only what a query uses."""
+        kept = tuple((n, k) for n, k in self.fields if n in names or n == self.time_field)
+        return Schema(self.source, kept, self.time_field)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,12 +202,10 @@ def _to_arrow(column: npt.NDArray[Any]) -> pa.Array:
 
 
 def _to_numpy(column: pa.ChunkedArray) -> npt.NDArray[Any]:
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-        values = np.empty(len(column), dtype=object)
-        values[:] = column.to_pylist()
-        return values
+    """Numeric columns zero-copy; strings as an object array of `str` (built by Arrow in C++)."""
     if column.num_chunks == 0:
-        return np.empty(0, dtype=column.type.to_pandas_dtype())
+        is_text = pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+        return np.empty(0, dtype=object if is_text else column.type.to_pandas_dtype())
     return np.asarray(column.chunk(0).to_numpy(zero_copy_only=False))
 
 
@@ -211,7 +216,7 @@ def encode_results_json(results: ResultBatch) -> list[bytes]:
 
 def encode_results_columnar(results: ResultBatch) -> bytes:
     """Results as one Arrow IPC stream: ids, metadata, key and value columns."""
-    arrays = [pa.array(results.ids(), type=pa.string())]
+    arrays = [result_ids(results)]
     names = ["id", "partition", "window_start", "window_end", "min_ts", "max_ts"]
     metadata = [results.partition, results.window_start, results.window_end]
     arrays += [pa.array(a) for a in [*metadata, results.min_ts, results.max_ts]]
@@ -219,6 +224,31 @@ def encode_results_columnar(results: ResultBatch) -> bytes:
         arrays.append(_to_arrow(column))
         names.append(name)
     return _ipc_bytes(pa.RecordBatch.from_arrays(arrays, names=names))
+
+
+def result_ids(results: ResultBatch) -> pa.Array:
+    """`results.ids()` as an Arrow string array, joined by Arrow compute when every key column
+    holds integers or strings (whose Arrow text equals Python's `str`), else from `ids()`."""
+    keys = list(results.keys.values())
+    if len(results) == 0 or not all(_int_or_text(column) for column in keys):
+        return pa.array(results.ids(), type=pa.string())
+    texts = [pc.cast(pa.array(results.window_start), pa.string())]
+    texts.append(pc.cast(pa.array(results.window_end), pa.string()))
+    key_texts = [
+        pc.cast(pa.array(column, type=_arrow_type(column)), pa.string()) for column in keys
+    ]
+    key = pc.binary_join_element_wise(*key_texts, ":") if key_texts else ""
+    return pc.binary_join_element_wise(results.query, *texts, key, "|")
+
+
+def _int_or_text(column: npt.NDArray[Any]) -> bool:
+    if column.dtype.kind in "iu":
+        return True
+    return column.dtype == object and all(type(value) is str for value in column.tolist())
+
+
+def _arrow_type(column: npt.NDArray[Any]) -> pa.DataType:
+    return pa.string() if column.dtype == object else pa.from_numpy_dtype(column.dtype)
 
 
 def _ipc_bytes(record_batch: pa.RecordBatch) -> bytes:

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamshift_engine.events.batch import Batch
-from streamshift_engine.events.results import results_from_mapping
+from streamshift_engine.events.results import ResultBatch, results_from_mapping
 from streamshift_engine.events.wire import (
     decode_columnar,
+    decode_json,
     encode_columnar,
+    encode_json,
     encode_results_columnar,
     encode_results_json,
+    result_ids,
 )
 from streamshift_engine.nexmark.generator import generate
+from streamshift_engine.nexmark.model import BID
 
 INT64 = st.integers(-(2**63), 2**63 - 1)
 
@@ -79,3 +85,39 @@ def test_results_encode_with_their_ids() -> None:
     assert table.column("id").to_pylist() == ["q7|0|10|5", "q7|10|20|6"]
     assert table.column("price").to_pylist() == [100, 200]
     assert table.column("max_ts").to_pylist() == [9, 19]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(INT64, INT64, INT64, st.text(), st.booleans() | st.floats(allow_nan=False)),
+        max_size=20,
+    )
+)
+def test_arrow_result_ids_equal_python_ids(rows: list[tuple[int, int, int, str, Any]]) -> None:
+    def results(keys: dict[str, list[Any]]) -> ResultBatch:
+        zeros = [0] * len(rows)
+        columns = {"partition": zeros, "min_ts": zeros, "max_ts": zeros, "values": {}}
+        bounds = {"window_start": [r[0] for r in rows], "window_end": [r[1] for r in rows]}
+        return results_from_mapping("q", {**columns, **bounds, "keys": keys})
+
+    names = np.empty(len(rows), dtype=object)
+    names[:] = [r[3] for r in rows]
+    cases = [
+        {"k": [r[2] for r in rows]},
+        {"k": [r[2] for r in rows], "name": names},
+        {"other": [r[4] for r in rows]},
+        {},
+    ]
+    for keys in cases:
+        batch = results(keys)
+        assert result_ids(batch).to_pylist() == batch.ids()
+
+
+def test_projected_schema_keeps_named_fields_and_the_time_field() -> None:
+    projected = BID.project({"auction", "unknown"})
+    assert projected.fields == (("auction", "int"), ("date_time", "int"))
+    bids = generate(4, 0, 500)["bid"]
+    decoded, dead = decode_json("bid", encode_json(bids), bids.partition, bids.offset, projected)
+    assert dead == [] and list(decoded.columns) == ["auction", "date_time"]
+    assert np.array_equal(decoded.columns["auction"], bids.columns["auction"])
