@@ -11,7 +11,9 @@ both parts (seed 001, figure 3 and section 2.4).
 - `RowsJoin` (`[Partition By key Rows n]` on both sides): each side keeps, per join key, its last
   `n` tuples; the insert step evicts the oldest.
 
-A result's `id` names both parts (`left_id*right_id`), so it is the same on every instance.
+A result's `id` names its parts: the ids of the base tuples it combines, sorted and joined by
+`*`, so it is the same on every instance and under every join order of the same streams (seed
+001 section 3: equivalent plans give the same result set; a 3-way join is a chain of these joins).
 """
 
 from __future__ import annotations
@@ -103,11 +105,17 @@ class SymmetricJoin(Operator):
         ):
             for index, field in enumerate(fields):
                 columns[f"{name}.{field}"] = python_column([r[VALUES + index] for r in records])
-        columns["id"] = python_column([f"{m[2][IDENTITY]}*{m[3][IDENTITY]}" for m in matches])
+        columns["id"] = python_column([combined_identity(m[2], m[3]) for m in matches])
         columns[MIN_TS] = np.array([min(m[2][MIN], m[3][MIN]) for m in matches], np.int64)
         columns[MAX_TS] = np.array([max(m[2][MAX], m[3][MAX]) for m in matches], np.int64)
         ts = np.array([m[1] for m in matches], np.int64)
         return stream(self.id, ts, np.array([m[0] for m in matches], np.int32), columns)
+
+
+def combined_identity(left: Record, right: Record) -> str:
+    """The id of a combined tuple: its base tuples' ids in sorted order (join-order free)."""
+    parts = f"{left[IDENTITY]}*{right[IDENTITY]}".split("*")
+    return "*".join(sorted(parts))
 
 
 class RangeJoin(SymmetricJoin):
