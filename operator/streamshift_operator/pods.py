@@ -1,10 +1,13 @@
 """Build one worker Pod of a StreamQuery instance (a plain manifest dict, nothing sent).
 
 The env below is the contract with the worker runtime (`streamshift worker`, issue 5): the
-instance's identity and partitions, the plan file mounted from the plan's ConfigMap, the topics,
+instance's identity and partitions, the plan document from the plan's ConfigMap (env
+`STREAMSHIFT_PLAN` by `configMapKeyRef`: the local node agent runs no volumes), the topics,
 the snapshot store with its credentials and the control-API token taken from Secrets
 (`valueFrom`, never copied into the pod spec), and `POD_IP` from the downward API for the control
 API to bind to. Readiness and liveness probes call the control API's `/readyz` and `/healthz`.
+A migration's target pod starts with `STREAMSHIFT_START=hold`: it waits for the migration's
+`begin` instead of adopting its partitions at once.
 """
 
 import json
@@ -21,7 +24,6 @@ from streamshift_operator.names import (
 )
 
 CONTROL_PORT = 8080
-PLAN_DIR = "/etc/streamshift/plan"
 PLAN_FILE = "plan.yaml"
 WORKER_COMMAND = ("streamshift", "worker")
 
@@ -43,6 +45,7 @@ def build_pod(
     instance: int,
     partitions: list[int],
     default_image: str,
+    hold: bool = False,
 ) -> dict[str, Any]:
     """The Pod of one instance; the same inputs always give the same manifest."""
     name = pod_name(query.name, epoch, instance)
@@ -51,11 +54,11 @@ def build_pod(
         "image": spec.image or default_image,
         "command": list(WORKER_COMMAND),
         "ports": [{"name": "control", "containerPort": CONTROL_PORT, "protocol": "TCP"}],
-        "env": _env(query, spec, epoch, instance, partitions),
+        "env": _env(query, spec, epoch, instance, partitions, hold)
+        + [_plan(configmap_name(query.name, plan))],
         "resources": spec.resources.wire(),
         "readinessProbe": _probe("/readyz", period=5, failures=3),
         "livenessProbe": _probe("/healthz", period=10, failures=6),
-        "volumeMounts": [{"name": "plan", "mountPath": PLAN_DIR, "readOnly": True}],
         "securityContext": {
             "allowPrivilegeEscalation": False,
             "capabilities": {"drop": ["ALL"]},
@@ -76,15 +79,17 @@ def build_pod(
             "hostname": name,
             "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
             "containers": [container],
-            "volumes": [
-                {"name": "plan", "configMap": {"name": configmap_name(query.name, plan)}},
-            ],
         },
     }
 
 
 def _env(
-    query: QueryIdentity, spec: StreamQuerySpec, epoch: int, instance: int, partitions: list[int]
+    query: QueryIdentity,
+    spec: StreamQuerySpec,
+    epoch: int,
+    instance: int,
+    partitions: list[int],
+    hold: bool,
 ) -> list[dict[str, Any]]:
     snapshot = spec.snapshot
     values = {
@@ -93,7 +98,7 @@ def _env(
         "STREAMSHIFT_INSTANCE": str(instance),
         "STREAMSHIFT_EPOCH": str(epoch),
         "STREAMSHIFT_PARTITIONS": ",".join(str(p) for p in partitions),
-        "STREAMSHIFT_PLAN_FILE": f"{PLAN_DIR}/{PLAN_FILE}",
+        "STREAMSHIFT_START": "hold" if hold else "run",
         "STREAMSHIFT_SOURCES": json.dumps([s.wire() for s in spec.sources], sort_keys=True),
         "STREAMSHIFT_SINKS": json.dumps([s.wire() for s in spec.sinks], sort_keys=True),
         "STREAMSHIFT_KAFKA_BOOTSTRAP": spec.kafka.bootstrap_servers,
@@ -117,6 +122,13 @@ def _env(
 
 def _field(name: str, path: str) -> dict[str, Any]:
     return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
+
+
+def _plan(configmap: str) -> dict[str, Any]:
+    return {
+        "name": "STREAMSHIFT_PLAN",
+        "valueFrom": {"configMapKeyRef": {"name": configmap, "key": PLAN_FILE}},
+    }
 
 
 def _secret(name: str, ref: SecretKeyRef) -> dict[str, Any]:

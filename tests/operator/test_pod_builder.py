@@ -71,7 +71,10 @@ def test_pod_env_carries_assignment_pod_ip_and_secrets_by_reference() -> None:
     env = env_of(pod())
     assert env["STREAMSHIFT_PARTITIONS"] == "2,3"
     assert env["STREAMSHIFT_INSTANCE"] == "1"
-    assert env["STREAMSHIFT_PLAN_FILE"] == "/etc/streamshift/plan/plan.yaml"
+    assert env["STREAMSHIFT_PLAN"] == {
+        "configMapKeyRef": {"name": configmap_name("q5", PLAN), "key": "plan.yaml"}
+    }
+    assert env["STREAMSHIFT_START"] == "run"
     assert env["STREAMSHIFT_KAFKA_BOOTSTRAP"] == "127.0.0.1:9092"
     assert env["STREAMSHIFT_S3_PREFIX"] == "team-a/q5/"
     assert env["STREAMSHIFT_SOURCES"] == '[{"name": "bids", "partitions": 4, "topic": "bids"}]'
@@ -80,7 +83,12 @@ def test_pod_env_carries_assignment_pod_ip_and_secrets_by_reference() -> None:
     assert env["STREAMSHIFT_CONTROL_TOKEN"] == {"secretKeyRef": {"name": "control", "key": "token"}}
 
 
-def test_pod_probes_resources_image_and_plan_volume() -> None:
+def test_target_pod_holds_until_begin() -> None:
+    held = build_pod(QUERY, SPEC, PLAN, 4, 0, [0, 1], default_image="w:1", hold=True)
+    assert env_of(held)["STREAMSHIFT_START"] == "hold"
+
+
+def test_pod_probes_resources_image_and_no_volumes() -> None:
     spec = pod()["spec"]
     container = spec["containers"][0]
     assert container["image"] == "w:1"
@@ -97,7 +105,7 @@ def test_pod_probes_resources_image_and_plan_volume() -> None:
         "limits": {"memory": "1Gi"},
     }
     assert spec["securityContext"]["runAsNonRoot"] is True
-    assert spec["volumes"] == [{"name": "plan", "configMap": {"name": configmap_name("q5", PLAN)}}]
+    assert "volumes" not in spec and "volumeMounts" not in container
     custom = SPEC.model_copy(update={"image": "worker:2"})
     other = build_pod(QUERY, custom, PLAN, 0, 0, [0], default_image="w:1")
     assert other["spec"]["containers"][0]["image"] == "worker:2"
