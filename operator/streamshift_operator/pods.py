@@ -54,8 +54,10 @@ def build_pod(
         "image": spec.image or default_image,
         "command": list(WORKER_COMMAND),
         "ports": [{"name": "control", "containerPort": CONTROL_PORT, "protocol": "TCP"}],
-        "env": _env(query, spec, epoch, instance, partitions, hold)
-        + [_plan(configmap_name(query.name, plan))],
+        "env": [
+            *_env(query, spec, epoch, instance, partitions, hold),
+            _plan(configmap_name(query.name, plan)),
+        ],
         "resources": spec.resources.wire(),
         "readinessProbe": _probe("/readyz", period=5, failures=3),
         "livenessProbe": _probe("/healthz", period=10, failures=6),
