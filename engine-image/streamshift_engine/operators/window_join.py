@@ -5,7 +5,9 @@ When the watermark reaches a window's end the window's records of both sides are
 sort and `searchsorted` over the join keys (no per-record Python), the results carry the window
 bounds, both parts' identities (`left_id*right_id`) and the min/max of their timestamps (seed 001
 lemma 2.2), and the window's records are dropped. A record lives in exactly one window and leaves
-with it, so restored state never fires a window twice.
+with it, so restored state never fires a window twice. Records straight from an input keep their
+identity unformatted (partition, offset, window bounds, key fields); it is formatted only for
+the records that join.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ class TumblingWindowJoin(Operator):
         size: int,
         side_dtypes: Sequence[Mapping[str, Any]],
         side_keys: Sequence[Sequence[str]],
+        side_sources: Sequence[str],
+        side_windowed: Sequence[bool],
         keyed: bool,
     ) -> None:
         super().__init__(node_id, keyed)
@@ -53,13 +57,12 @@ class TumblingWindowJoin(Operator):
         self.size = size
         self.side_fields = [tuple(dtypes) for dtypes in side_dtypes]
         self.side_keys = [tuple(keys) for keys in side_keys]
-        meta = {
-            "window_start": np.int64,
-            "min_ts": np.int64,
-            "max_ts": np.int64,
-            "identity": object,
-        }
-        self.state = [TableStore({**meta, **dtypes}) for dtypes in side_dtypes]
+        self.side_sources = tuple(side_sources)
+        meta = {"window_start": np.int64, "min_ts": np.int64, "max_ts": np.int64}
+        self.state = [
+            TableStore({**meta, **_identity_columns(windowed), **dtypes})
+            for windowed, dtypes in zip(side_windowed, side_dtypes, strict=True)
+        ]
         self.stores = {"left": self.state[0], "right": self.state[1]}
 
     def process(self, port: int, batch: Batch) -> list[Batch]:
@@ -70,8 +73,12 @@ class TumblingWindowJoin(Operator):
             "window_start": (batch.ts // self.size) * self.size,
             "min_ts": min_ts(batch),
             "max_ts": max_ts(batch),
-            "identity": np.array(identities(batch, self.side_keys[port]), dtype=object),
         }
+        rows["source_partition"] = batch.partition
+        rows["source_offset"] = batch.offset
+        if "source_window_start" in self.state[port].dtypes:
+            rows["source_window_start"] = batch.columns[WINDOW_START]
+            rows["source_window_end"] = batch.columns[WINDOW_END]
         rows.update({name: batch.columns[name] for name in self.side_fields[port]})
         self.state[port].append(rows)
         return []
@@ -96,23 +103,42 @@ class TumblingWindowJoin(Operator):
         for side, rows, index in ((0, left, left_index), (1, right, right_index)):
             for name in self.side_fields[side]:
                 columns[f"{self.sides[side]}.{name}"] = rows[name][index]
-        columns["id"] = np.array(
-            [
-                f"{a}*{b}"
-                for a, b in zip(
-                    left["identity"][left_index].tolist(),
-                    right["identity"][right_index].tolist(),
-                    strict=True,
-                )
-            ],
-            dtype=object,
+        pairs = zip(
+            self._identities(0, left, left_index),
+            self._identities(1, right, right_index),
+            strict=True,
         )
+        columns["id"] = np.array([f"{a}*{b}" for a, b in pairs], dtype=object)
         start = left["window_start"][left_index]
         columns[WINDOW_START] = start
         columns[WINDOW_END] = start + self.size
         columns[MIN_TS] = np.minimum(left["min_ts"][left_index], right["min_ts"][right_index])
         columns[MAX_TS] = np.maximum(left["max_ts"][left_index], right["max_ts"][right_index])
         return [stream(self.id, start + self.size - 1, left["partition"][left_index], columns)]
+
+    def _identities(self, side: int, rows: Columns, index: npt.NDArray[np.int64]) -> list[str]:
+        """Identities of the matched records, formatted from their stored parts."""
+        columns = {key: rows[key][index] for key in self.side_keys[side]}
+        if "source_window_start" in rows:
+            columns[WINDOW_START] = rows["source_window_start"][index]
+            columns[WINDOW_END] = rows["source_window_end"][index]
+        partition = rows["source_partition"][index]
+        origin = Batch(
+            self.side_sources[side],
+            partition.astype(np.int64),
+            partition,
+            rows["source_offset"][index],
+            columns,
+        )
+        return identities(origin, self.side_keys[side])
+
+
+def _identity_columns(windowed: bool) -> dict[str, Any]:
+    """Where a record's identity comes from: its input place, and its window if it has one."""
+    columns: dict[str, Any] = {"source_partition": np.int32, "source_offset": np.int64}
+    if windowed:
+        columns.update(source_window_start=np.int64, source_window_end=np.int64)
+    return columns
 
 
 def _match(

@@ -31,6 +31,30 @@ def compile_plan(plan: Plan) -> Pipeline:
     return Pipeline(plan.name, operators, edges, plan.output, plan.result_keys)
 
 
+def origin(plan: Plan, node: str) -> str:
+    """The node whose name the records reaching `node` carry as their source: the first node
+    upstream that is not a filter or map (records keep their identity through those)."""
+    operators = {op.id: op for op in plan.operators}
+    while node in operators and operators[node].type in (
+        "filter",
+        "map",
+        "project",
+        "stateful_map",
+    ):
+        node = operators[node].inputs[0]
+    return node
+
+
+def _windowed(plan: Plan, node: str) -> bool:
+    """Whether the records `node` emits carry window bounds."""
+    for spec in plan.operators:
+        if spec.id == node:
+            window = plan.nodes[node].window
+            kind = window.kind if window is not None else None
+            return spec.type in ("window_aggregate", "topk") or kind == "time"
+    return False
+
+
 def _dtypes(info: NodeInfo) -> dict[str, Any]:
     return {name: FIELD_TYPES[kind] for name, kind in info.fields.items()}
 
@@ -49,7 +73,7 @@ def _build(spec: OperatorSpec, plan: Plan) -> Operator:
         window = window_spec(spec.id, params["window"], ("time",)) if "window" in params else None
         return TopK(
             spec.id,
-            source=spec.inputs[0],
+            source=origin(plan, spec.inputs[0]),
             by=params["by"],
             k=params.get("k", 1),
             keep_ties=params.get("ties", "all") == "all",
@@ -66,14 +90,11 @@ def _build(spec: OperatorSpec, plan: Plan) -> Operator:
         fields = [list(side.fields) for side in upstream]
         keys = [side.result_keys for side in upstream]
         if window.kind == "time":
+            dtypes = [_dtypes(side) for side in upstream]
+            origins = [origin(plan, name) for name in spec.inputs]
+            windowed = [_windowed(plan, name) for name in origins]
             return TumblingWindowJoin(
-                spec.id,
-                spec.inputs,
-                on,
-                window.size,
-                [_dtypes(side) for side in upstream],
-                keys,
-                info.keyed,
+                spec.id, spec.inputs, on, window.size, dtypes, keys, origins, windowed, info.keyed
             )
         join_type = RangeJoin if window.kind == "range" else RowsJoin
         return join_type(spec.id, spec.inputs, on, window.size, fields, keys, info.keyed)
