@@ -1,0 +1,195 @@
+"""Test harness for worker processes: topics with Nexmark input, the in-process reference,
+worker processes and a `read_committed` reader of their output."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
+from streamshift_engine.events.batch import Batch
+from streamshift_engine.events.wire import encode_columnar, encode_json
+from streamshift_engine.nexmark.config import GeneratorConfig
+from streamshift_engine.nexmark.generator import generate
+from streamshift_engine.plan import builtin
+from streamshift_engine.runner import Instance, collect
+
+TOKEN = "test-token"
+
+
+@dataclass(frozen=True)
+class Services:
+    kafka: str
+    s3_endpoint: str
+    s3_access_key: str
+    s3_secret_key: str
+
+
+def create_topics(services: Services, names: list[str], partitions: int) -> None:
+    admin = AdminClient({"bootstrap.servers": services.kafka})
+    futures = admin.create_topics([NewTopic(n, partitions, 1) for n in names])
+    for future in futures.values():
+        future.result(30)
+
+
+def nexmark_input(count: int, partitions: int, start: int = 0) -> dict[str, Batch]:
+    """Nexmark events at 200 per second of event time (so windows fire within the input)."""
+    config = GeneratorConfig(partitions=partitions, events_per_second=200)
+    return generate(7, start, count, config)
+
+
+def produce(services: Services, topic: str, batch: Batch, fmt: str, per_record: int = 500) -> None:
+    """Each partition's events in offset order: one JSON record per event, or columnar records
+    of `per_record` events."""
+    producer = Producer({"bootstrap.servers": services.kafka, "linger.ms": 5})
+    for partition in sorted(set(batch.partition.tolist())):
+        part = batch.take(batch.partition == partition)
+        if fmt == "json":
+            for value in encode_json(part):
+                producer.produce(topic, value, partition=partition)
+                producer.poll(0)
+        else:
+            for start in range(0, len(part), per_record):
+                chunk = part.take(slice(start, start + per_record))
+                producer.produce(topic, encode_columnar(chunk), partition=partition)
+    producer.flush(30)
+
+
+def reference(plan_name: str, inputs: dict[str, Batch], partitions: int) -> list[str]:
+    """Sorted result records (JSON) of the in-process engine over the same input, without the
+    end-of-input flush: what a worker has emitted once it consumed all of it."""
+    instance = Instance(builtin(plan_name), range(partitions))
+    for name, batch in inputs.items():
+        for partition in range(partitions):
+            instance.feed(name, partition, batch.take(batch.partition == partition))
+    return sorted(json.dumps(r, sort_keys=True) for r in collect(instance.poll()))
+
+
+def read_committed(services: Services, topic: str, expect: int, timeout: float) -> list[str]:
+    """Every committed record of `topic` (sorted JSON), once `expect` arrived or nothing more
+    arrived for 3 s after the deadline."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": services.kafka,
+            "group.id": f"reader-{time.time_ns()}",
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe([topic])
+    records: list[str] = []
+    deadline = time.monotonic() + timeout
+    quiet_until = time.monotonic() + 3
+    while time.monotonic() < deadline or time.monotonic() < quiet_until:
+        for message in consumer.consume(1000, 0.5):
+            if message.error() is None:
+                records.append(json.dumps(json.loads(message.value() or b""), sort_keys=True))
+                quiet_until = time.monotonic() + 3
+        if len(records) > expect or (len(records) == expect and time.monotonic() > quiet_until):
+            break
+    consumer.close()
+    return sorted(records)
+
+
+def worker_env(services: Services, run_id: str, plan: str, **extra: str) -> dict[str, str]:
+    sources = [
+        {"name": s.name, "topic": f"{run_id}-{s.name}", "partitions": 4}
+        for s in builtin(plan).inputs
+    ]
+    env = {
+        **os.environ,
+        "STREAMSHIFT_QUERY": run_id,
+        "STREAMSHIFT_NAMESPACE": "test",
+        "STREAMSHIFT_INSTANCE": "0",
+        "STREAMSHIFT_EPOCH": "0",
+        "STREAMSHIFT_PARTITIONS": "0,1,2,3",
+        "STREAMSHIFT_PLAN": json.dumps({"builtin": plan}),
+        "STREAMSHIFT_SOURCES": json.dumps(sources),
+        "STREAMSHIFT_SINKS": json.dumps(
+            [{"name": "out", "topic": f"{run_id}-out", "partitions": 4}]
+        ),
+        "STREAMSHIFT_KAFKA_BOOTSTRAP": services.kafka,
+        "STREAMSHIFT_S3_ENDPOINT": services.s3_endpoint,
+        "STREAMSHIFT_S3_BUCKET": "runtime-tests",
+        "STREAMSHIFT_S3_PREFIX": f"{run_id}/",
+        "STREAMSHIFT_S3_ACCESS_KEY": services.s3_access_key,
+        "STREAMSHIFT_S3_SECRET_KEY": services.s3_secret_key,
+        "STREAMSHIFT_CONTROL_TOKEN": TOKEN,
+        "STREAMSHIFT_CONTROL_PORT": str(free_port()),
+        "STREAMSHIFT_SNAPSHOT_INTERVAL_S": "1",
+        "POD_IP": "127.0.0.1",
+    }
+    env.update(extra)
+    return env
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class WorkerProcesses:
+    """Worker processes started by a test; each is killed by its PID at the end."""
+
+    def __init__(self, logs: Path) -> None:
+        self.logs = logs
+        self.started: list[subprocess.Popen[bytes]] = []
+
+    def start(self, env: dict[str, str]) -> subprocess.Popen[bytes]:
+        log = open(self.logs / f"worker-{len(self.started)}.log", "wb")  # noqa: SIM115
+        command = [sys.executable, "-m", "streamshift_engine.runtime"]
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        self.started.append(process)
+        return process
+
+    def log(self, index: int) -> str:
+        return (self.logs / f"worker-{index}.log").read_text()
+
+    def kill_all(self) -> None:
+        for process in self.started:
+            if process.poll() is None:
+                os.kill(process.pid, signal.SIGKILL)
+                process.wait(10)
+
+
+def control(
+    env: dict[str, str], method: str, path: str, body: Any = None, token: str = TOKEN
+) -> tuple[int, Any]:
+    """Call a worker's control API; returns (status, parsed JSON)."""
+    url = f"http://127.0.0.1:{env['STREAMSHIFT_CONTROL_PORT']}{path}"
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method)
+    request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def wait_ready(env: dict[str, str], process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"worker exited with {process.returncode}")
+        try:
+            if control(env, "GET", "/readyz")[0] == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("worker not ready in time")
