@@ -24,9 +24,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from streamshift_engine.migration import plan_change, state_recompute
 from streamshift_engine.migration.cluster import Cluster
+from streamshift_engine.migration.group import Group
 from streamshift_engine.migration.protocol import DONE, Protocol
 from streamshift_engine.plan.model import Plan
+from streamshift_engine.runner import Instance
 
 
 class _SnapshotMove(Protocol):
@@ -70,14 +73,22 @@ class _SnapshotMove(Protocol):
         self.enter(cluster, "transferring")
         cluster.remove(self.origin.name)
         positions = self.origin.unreleased_positions()
+        self.send(cluster, "origin", "target", "snapshot", positions=positions, **self._state())
+
+    def _state(self) -> dict[str, object]:
+        """The origin's state as it travels to the target (a snapshot)."""
         state = self.origin.instance.snapshot()
         self.state_bytes_moved = 0 if self.shares_state else len(state)
-        self.send(cluster, "origin", "target", "snapshot", state=state, positions=positions)
+        return {"state": state}
+
+    def _install(self, cluster: Cluster, target: Group) -> None:
+        """Put the travelled state into the target's instance."""
+        target.instance.restore(self.snapshot["state"])
 
     def _restore(self, cluster: Cluster) -> None:
         self.enter(cluster, "restoring")
         target = self.new_target()
-        target.instance.restore(self.snapshot["state"])
+        self._install(cluster, target)
         target.reader.assign(self.snapshot["positions"])
         cluster.add(target)
         self.restore_at = None
@@ -93,6 +104,10 @@ class StateTransfer(_SnapshotMove):
 
 
 class MovingState(_SnapshotMove):
+    """Seed 001 4.1. For the same plan the snapshot is shared as a whole; for a plan change the
+    origin's live instance is handed over and `state_recompute.move_states` shares its matched
+    states, moves re-laid ones and recomputes the unmatched ones (Algorithms 1 and 2)."""
+
     name = "moving-state"
     shares_state = True
 
@@ -102,12 +117,24 @@ class MovingState(_SnapshotMove):
 
     @classmethod
     def refusal(cls, plan: Plan, new_plan: Plan) -> str | None:
-        stateful = {op.id for op in plan.operators if op.type != "filter"}
-        kept = {op.id for op in new_plan.operators}
-        if not stateful <= kept:
-            missing = ", ".join(sorted(stateful - kept))
-            return f"moving-state refuses {plan.name}: states of {missing} have no match"
-        return None
+        reason = None if plan == new_plan else plan_change.refusal(plan, new_plan)
+        return f"moving-state refuses {plan.name}: {reason}" if reason else None
+
+    def _state(self) -> dict[str, object]:
+        if self.plan == self.new_plan:
+            return super()._state()
+        return {"instance": self.origin.instance}
+
+    def _install(self, cluster: Cluster, target: Group) -> None:
+        if self.plan == self.new_plan:
+            super()._install(cluster, target)
+            return
+        self.enter(cluster, "matching-moving-recomputing")
+        old, new = self.snapshot["instance"], target.instance
+        if not isinstance(old, Instance) or not isinstance(new, Instance):
+            raise TypeError("a plan change moves the states of engine Instances")
+        self.moved = state_recompute.move_states(self.plan, old, self.new_plan, new)
+        self.state_bytes_moved = self.moved.moved_bytes
 
 
 class SavepointRestart(_SnapshotMove):

@@ -63,13 +63,13 @@ def join_tree_plan(
     name: str, tree: JoinTree, window_ms: int, key: str, schema: Mapping[str, str]
 ) -> Plan:
     """The plan joining the tree's streams (each with `schema`, keyed and joined on `key`, event
-    time in `ts`) in the tree's order, with output fields `<stream>.<field>` and `id`."""
+    time in `ts`) in the tree's order (inputs listed by name, so every order reads them alike), with output fields `<stream>.<field>` and `id`."""
     if isinstance(tree, str):
         raise ValueError("a join tree needs at least two streams")
     names = streams(tree)
     inputs = [
         {"name": s, "topic": s.lower(), "time_field": "ts", "key_field": key, "schema": schema}
-        for s in names
+        for s in sorted(names)
     ]
     fields = {f"{s}.{f}": _field_path(tree, s, f) for s in sorted(names) for f in schema}
     output = {
