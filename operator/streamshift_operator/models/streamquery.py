@@ -178,6 +178,7 @@ class StreamQueryStatus(ApiModel):
     )
     observed_generation: int | None = None
     epoch: int = Field(default=0, ge=0)
+    plan: PlanSource | None = None  # the plan the running instances execute
     replicas: int = Field(default=0, ge=0)
     selector: str | None = None
     instances: list[InstanceStatus] = Field(default_factory=list)

@@ -1,0 +1,82 @@
+"""StreamQuery actions: make the children exist, and remove snapshots on deletion.
+
+Each function is idempotent (create-if-missing, delete-if-present), so a handler that failed
+half-way simply runs again. Blocking clients (Kafka admin, MinIO) run in a thread.
+"""
+
+import asyncio
+from typing import Any
+
+from minio import Minio
+
+from streamshift_operator.children import build_configmap, build_service
+from streamshift_operator.kube import Kube
+from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
+from streamshift_operator.pods import QueryIdentity, build_pod
+from streamshift_operator.topics import ensure_topics
+
+
+async def topics(spec: StreamQuerySpec) -> list[str]:
+    """Create the missing source and sink topics; the names created."""
+    wanted = [(s.topic, s.partitions) for s in spec.sources]
+    wanted += [(s.topic, s.partitions) for s in spec.sinks]
+    return await asyncio.to_thread(ensure_topics, spec.kafka.bootstrap_servers, wanted)
+
+
+async def plan_config(kube: Kube, query: QueryIdentity, plan: dict[str, Any]) -> None:
+    await kube.ensure(build_configmap(query, plan))
+
+
+async def deploy(
+    kube: Kube,
+    query: QueryIdentity,
+    spec: StreamQuerySpec,
+    status: StreamQueryStatus,
+    instances: list[int],
+    image: str,
+) -> list[str]:
+    """Create the Service, the plan's ConfigMap and the pods of `instances`; the pods created."""
+    if status.plan is None:
+        raise ValueError("a query is deployed only once its placement is recorded")
+    plan = status.plan.wire()
+    await kube.ensure(build_service(query))
+    await plan_config(kube, query, plan)
+    created = []
+    for instance in status.instances:
+        if instance.id not in instances:
+            continue
+        pod = build_pod(query, spec, plan, status.epoch, instance.id, instance.partitions, image)
+        if await kube.ensure(pod):
+            created.append(pod["metadata"]["name"])
+    return created
+
+
+def _endpoint(url: str) -> tuple[str, bool]:
+    return url.removeprefix("https://").removeprefix("http://").rstrip("/"), url.startswith(
+        "https://"
+    )
+
+
+def _remove(endpoint: str, access: str, secret: str, bucket: str, prefix: str) -> int:
+    host, secure = _endpoint(endpoint)
+    store = Minio(host, access_key=access, secret_key=secret, secure=secure)
+    if not store.bucket_exists(bucket):
+        return 0
+    names = [o.object_name for o in store.list_objects(bucket, prefix=prefix, recursive=True)]
+    for name in names:
+        if name is not None:
+            store.remove_object(bucket, name)
+    return len(names)
+
+
+async def remove_snapshots(kube: Kube, query: QueryIdentity, spec: StreamQuerySpec) -> int | None:
+    """Delete the query's snapshot objects; None when the credentials cannot be read."""
+    creds = spec.snapshot.credentials
+    access = await kube.secret_value(query.namespace, creds.access_key.name, creds.access_key.key)
+    secret = await kube.secret_value(query.namespace, creds.secret_key.name, creds.secret_key.key)
+    if access is None or secret is None:
+        return None
+    prefix = f"{query.namespace}/{query.name}/"
+    return await asyncio.to_thread(
+        _remove, spec.snapshot.endpoint, access, secret, spec.snapshot.bucket, prefix
+    )

@@ -1,0 +1,181 @@
+"""Migration reconciliation, one tick: observe → decide (machine.transition) → act → record.
+
+The phase machine's state is the Migration's status, read afresh every tick and written with
+the resourceVersion it was read at, so a restarted operator (or a tick that lost a race) resumes
+exactly where the status stands. Admission marks the query's `status.activeMigration`; the
+hand-over writes the target placement into the query's status (and its parallelism into the
+spec, as `kubectl scale` would); a terminal phase clears the mark.
+"""
+
+from datetime import UTC, datetime
+from typing import Any
+
+from streamshift_operator import events
+from streamshift_operator.admission import Candidate, admitted
+from streamshift_operator.context import Context
+from streamshift_operator.control import ControlError
+from streamshift_operator.kube import MIGRATIONS, STREAM_QUERIES
+from streamshift_operator.machine import Action, MachineState, Observation, actions_of, transition
+from streamshift_operator.models.migration import (
+    TERMINAL,
+    MigrationSpec,
+    MigrationStatus,
+    Phase,
+    PhaseRecord,
+)
+from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
+from streamshift_operator.observe import observe
+from streamshift_operator.pods import QueryIdentity
+from streamshift_operator.record import cost, handover_patch
+from streamshift_operator.steps import Run, perform
+from streamshift_operator.target import Refused, resolve
+
+CALLER_ACTIONS = frozenset({Action.HAND_OVER, Action.RECORD_COST, Action.VERIFY_OUTPUT})
+
+
+async def tick(ctx: Context, namespace: str, name: str) -> None:
+    body = await ctx.kube.get(MIGRATIONS, namespace, name)
+    if body is None:
+        return
+    spec = MigrationSpec.model_validate(body["spec"])
+    status = MigrationStatus.model_validate(body.get("status") or {})
+    if status.phase in TERMINAL:
+        return
+    now = datetime.now(UTC)
+    if not status.phase_history:
+        status.phase_history.append(PhaseRecord(phase=status.phase, entered_at=now))
+    query = await ctx.kube.get(STREAM_QUERIES, namespace, spec.query_ref.name)
+    if status.phase is Phase.QUEUED:
+        obs = await _queued(ctx, name, spec, status, query, now)
+    else:
+        obs = await _step(ctx, name, spec, status, query, now)
+    state = MachineState(
+        status.phase, status.phase_history[-1].entered_at, status.protocol, spec.verify
+    )
+    decision = transition(state, obs, spec.timeouts)
+    if decision.phase is not status.phase:
+        status.phase_history.append(
+            PhaseRecord(phase=decision.phase, entered_at=now, message=decision.message)
+        )
+        say = (
+            events.warning
+            if decision.phase in (Phase.ROLLING_BACK, Phase.FAILED)
+            else events.normal
+        )
+        say(body, decision.phase.value, decision.message or f"entered {decision.phase}")
+    status.phase = decision.phase
+    status.message = decision.message
+    status.observed_generation = body["metadata"]["generation"]
+    version = body["metadata"]["resourceVersion"]
+    if not await ctx.kube.patch_status(MIGRATIONS, namespace, name, status.wire(), version):
+        return
+    if decision.phase in TERMINAL and query is not None:
+        await _release_query(ctx, query, name)
+
+
+async def _queued(
+    ctx: Context,
+    name: str,
+    spec: MigrationSpec,
+    status: MigrationStatus,
+    query: dict[str, Any] | None,
+    now: datetime,
+) -> Observation:
+    namespace = None if query is None else query["metadata"]["namespace"]
+    if query is None or namespace is None:
+        return Observation(
+            now=now,
+            failure=f"StreamQuery {spec.query_ref.name!r} not found: create it or fix "
+            "spec.queryRef.name (a Migration of a deleted query cannot run)",
+        )
+    migrations = await ctx.kube.list(MIGRATIONS, namespace)
+    candidates = [
+        Candidate(
+            m["metadata"]["name"],
+            datetime.fromisoformat(m["metadata"]["creationTimestamp"]),
+            Phase((m.get("status") or {}).get("phase", Phase.QUEUED)),
+        )
+        for m in migrations
+        if m["spec"]["queryRef"]["name"] == spec.query_ref.name
+    ]
+    placed = StreamQueryStatus.model_validate(query.get("status") or {})
+    busy = placed.active_migration not in (None, name)
+    if busy or admitted(candidates) != name or not placed.instances:
+        return Observation(now=now)
+    try:
+        resolved = resolve(spec, StreamQuerySpec.model_validate(query["spec"]), placed, 0)
+    except Refused as refused:
+        return Observation(now=now, failure=str(refused))
+    mark = {"activeMigration": name, "phase": "Migrating"}
+    rv = query["metadata"]["resourceVersion"]
+    if not await ctx.kube.patch_status(STREAM_QUERIES, namespace, spec.query_ref.name, mark, rv):
+        return Observation(now=now)
+    status.protocol, status.protocol_reason = resolved.protocol, resolved.reason
+    status.origin_epoch, status.target_epoch = placed.epoch, placed.epoch + 1
+    status.target_instances = resolved.instances
+    return Observation(now=now, admitted=True)
+
+
+async def _step(
+    ctx: Context,
+    name: str,
+    spec: MigrationSpec,
+    status: MigrationStatus,
+    query: dict[str, Any] | None,
+    now: datetime,
+) -> Observation:
+    if query is None:
+        return Observation(now=now, failure=f"StreamQuery {spec.query_ref.name!r} was deleted")
+    qspec = StreamQuerySpec.model_validate(query["spec"])
+    placed = StreamQueryStatus.model_validate(query.get("status") or {})
+    meta = query["metadata"]
+    identity = QueryIdentity(meta["name"], meta["namespace"], meta["uid"])
+    token = await ctx.kube.secret_value(
+        identity.namespace, qspec.control_token.name, qspec.control_token.key
+    )
+    if token is None:
+        return Observation(now=now, failure="the query's control-token Secret is gone")
+    control = ctx.control(token)
+    view = await observe(ctx.kube, control, identity.namespace, identity.name)
+    plan = (spec.target.plan or placed.plan or qspec.plan).wire()
+    run = Run(ctx, control, name, identity, qspec, placed, status, view, plan)
+    actions = actions_of(status.phase, status.protocol, spec.verify)
+    try:
+        done = await perform(run, tuple(a for a in actions if a not in CALLER_ACTIONS))
+    except ControlError as error:
+        if error.status is None:
+            return Observation(now=now)
+        return Observation(now=now, failure=str(error))
+    if "state_bytes" in run.learned:
+        status.cost.state_bytes_moved = run.learned["state_bytes"]
+        status.cost.events_processed_twice = run.learned["twice"]
+    if done and Action.HAND_OVER in actions:
+        done = await _hand_over(ctx, query, status)
+    if done and Action.RECORD_COST in actions:
+        status.cost = cost(status, now)
+    return Observation(now=now, done=done)
+
+
+async def _hand_over(ctx: Context, query: dict[str, Any], status: MigrationStatus) -> bool:
+    meta = query["metadata"]
+    placed = StreamQueryStatus.model_validate(query.get("status") or {})
+    if placed.epoch == status.target_epoch:
+        return True
+    count = len(status.target_instances)
+    if query["spec"]["parallelism"] != count:
+        await ctx.kube.patch_spec(
+            STREAM_QUERIES, meta["namespace"], meta["name"], {"parallelism": count}
+        )
+        return False  # read the query again (new resourceVersion) on the next tick
+    patch = handover_patch(status)
+    return await ctx.kube.patch_status(
+        STREAM_QUERIES, meta["namespace"], meta["name"], patch, meta["resourceVersion"]
+    )
+
+
+async def _release_query(ctx: Context, query: dict[str, Any], name: str) -> None:
+    meta = query["metadata"]
+    if (query.get("status") or {}).get("activeMigration") == name:
+        await ctx.kube.patch_status(
+            STREAM_QUERIES, meta["namespace"], meta["name"], {"activeMigration": None}
+        )

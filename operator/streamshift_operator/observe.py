@@ -1,0 +1,74 @@
+"""Observe a StreamQuery's actual state: its worker pods and what their control APIs report.
+
+`observe` reads; `pod_view` is the pure reduction of a Pod object to what the decisions need.
+Nothing here writes, so a timer may call it as often as it likes.
+"""
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from streamshift_operator.control import ControlClient, WorkerReport
+from streamshift_operator.kube import Kube
+from streamshift_operator.names import LABEL_EPOCH, LABEL_INSTANCE, selector_labels
+
+
+@dataclass(frozen=True)
+class PodView:
+    """One worker pod as the API server shows it."""
+
+    name: str
+    epoch: int
+    instance: int
+    phase: str
+    ready: bool
+    ip: str | None
+    restarts: int
+    deleting: bool
+
+
+@dataclass(frozen=True)
+class QueryView:
+    """All worker pods of a query, by name, and the reports of those that answered."""
+
+    pods: dict[str, PodView]
+    reports: dict[str, WorkerReport]
+
+    def running(self, name: str) -> bool:
+        """The pod is Running, Ready and answering its control API."""
+        pod = self.pods.get(name)
+        return pod is not None and pod.ready and not pod.deleting and name in self.reports
+
+
+def pod_view(pod: Any) -> PodView:
+    """Reduce a V1Pod to the fields the operator decides on."""
+    labels = pod.metadata.labels or {}
+    status = pod.status
+    conditions = (status.conditions or []) if status is not None else []
+    containers = (status.container_statuses or []) if status is not None else []
+    return PodView(
+        name=pod.metadata.name,
+        epoch=int(labels.get(LABEL_EPOCH, "0")),
+        instance=int(labels.get(LABEL_INSTANCE, "0")),
+        phase=(status.phase if status is not None else None) or "Pending",
+        ready=any(c.type == "Ready" and c.status == "True" for c in conditions),
+        ip=status.pod_ip if status is not None else None,
+        restarts=sum(c.restart_count or 0 for c in containers),
+        deleting=pod.metadata.deletion_timestamp is not None,
+    )
+
+
+async def observe(kube: Kube, control: ControlClient, namespace: str, query: str) -> QueryView:
+    """List the query's pods and ask every pod with an address for its status, concurrently."""
+    pods = {
+        view.name: view
+        for view in map(pod_view, await kube.pods(namespace, selector_labels(query)))
+    }
+    asking = [view for view in pods.values() if view.ip and view.phase == "Running"]
+    answers = await asyncio.gather(*(control.status(view.ip or "") for view in asking))
+    reports = {
+        view.name: report
+        for view, report in zip(asking, answers, strict=True)
+        if report is not None
+    }
+    return QueryView(pods=pods, reports=reports)

@@ -1,0 +1,172 @@
+"""Perform a Migration phase's actions (machine.py's `Action`s) against pods and workers.
+
+Each step is idempotent and reports whether it is complete: pods are created if missing and
+deleted if present, and worker role calls are keyed by the migration's name, so a worker answers
+a repeated call with its first answer. Steps run in the phase's order and stop at the first one
+that is not complete yet; the next tick (or a restarted operator) repeats them. A worker's
+refusal (an HTTP 4xx) is a failure, which the machine turns into a rollback; an unreachable
+worker is only "not yet", bounded by the phase's timeout.
+"""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from streamshift_operator import act
+from streamshift_operator.context import Context
+from streamshift_operator.control import ControlClient, ControlError
+from streamshift_operator.machine import Action
+from streamshift_operator.models.migration import MigrationStatus
+from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
+from streamshift_operator.names import pod_name
+from streamshift_operator.observe import QueryView
+from streamshift_operator.pods import QueryIdentity, build_pod
+
+A = Action
+
+
+@dataclass
+class Run:
+    """One tick of one migration: what was read, and the cost figures its steps learn."""
+
+    ctx: Context
+    control: ControlClient
+    name: str
+    query: QueryIdentity
+    spec: StreamQuerySpec
+    placed: StreamQueryStatus  # the query's status: the origin placement until the hand-over
+    status: MigrationStatus
+    view: QueryView
+    plan: dict[str, Any]  # the plan the target pods run
+    learned: dict[str, int] = field(default_factory=dict)
+
+    def pods(self, epoch: int | None) -> list[str]:
+        return sorted(p.name for p in self.view.pods.values() if p.epoch == epoch)
+
+    def origin(self) -> list[tuple[str, list[int]]]:
+        return [
+            (pod_name(self.query.name, self.placed.epoch, i.id), i.partitions)
+            for i in self.placed.instances
+        ]
+
+    def targets(self) -> list[tuple[str, list[int]]]:
+        epoch = self.status.target_epoch
+        return [
+            (pod_name(self.query.name, epoch or 0, i.id), i.partitions)
+            for i in self.status.target_instances
+        ]
+
+    async def role(self, pod: str, action: str, partitions: list[int] | None) -> dict[str, Any]:
+        view = self.view.pods.get(pod)
+        if view is None or view.ip is None or not self.view.running(pod):
+            raise ControlError(f"{pod} is not running", None)
+        body = {} if partitions is None else {"partitions": partitions}
+        return await self.control.call(view.ip, f"/v1/migrations/{self.name}/{action}", body)
+
+
+async def perform(run: Run, actions: tuple[Action, ...]) -> bool:
+    """Run the actions in order; True when every one is complete. Raises `ControlError`."""
+    for action in actions:
+        step = STEPS.get(action)
+        if step is None:
+            raise ControlError(f"the worker runtime offers no role for step {action}", 501)
+        if not await step(run):
+            return False
+    return True
+
+
+async def start_targets(run: Run) -> bool:
+    """Target pods (held until `begin`) exist and answer."""
+    epoch = run.status.target_epoch or 0
+    await act.plan_config(run.ctx.kube, run.query, run.plan)
+    for instance in run.status.target_instances:
+        pod = build_pod(
+            run.query,
+            run.spec,
+            run.plan,
+            epoch,
+            instance.id,
+            instance.partitions,
+            run.ctx.image,
+            hold=True,
+        )
+        await run.ctx.kube.ensure(pod)
+    return all(run.view.running(name) for name, _ in run.targets())
+
+
+async def begin_roles(run: Run) -> bool:
+    """State-transfer and savepoint-restart origins take their role with the pause."""
+    return True
+
+
+async def pause_origin(run: Run) -> bool:
+    """Every origin pod pauses its partitions at the current positions (the markers)."""
+    answers = [await run.role(pod, "pause", parts) for pod, parts in run.origin()]
+    run.learned["markers"] = sum(sum(a["positions"].values()) for a in answers)
+    return all(a["paused"] for a in answers)
+
+
+async def snapshot_origin(run: Run) -> bool:
+    """Pause (if not yet), snapshot the moving partitions, release them; learn the bytes."""
+    if not await pause_origin(run):
+        return False
+    covered = moved = 0
+    for pod, parts in run.origin():
+        manifest = await run.role(pod, "snapshot", parts)
+        await run.role(pod, "release", parts)
+        moved += int(manifest["size"])
+        covered += sum(int(entry[2]) for entry in manifest["covered"])
+    run.learned["state_bytes"] = moved
+    run.learned["twice"] = max(0, run.learned["markers"] - covered)
+    return True
+
+
+async def delete_pods(run: Run, epoch: int | None) -> bool:
+    for name in run.pods(epoch):
+        await run.ctx.kube.delete_pod(run.query.namespace, name)
+    return not run.pods(epoch)
+
+
+async def stop_origin(run: Run) -> bool:
+    return await delete_pods(run, run.status.origin_epoch)
+
+
+async def restore_target(run: Run) -> bool:
+    """Each target adopts its partitions: restores their snapshots, replays, runs live."""
+    for pod, parts in run.targets():
+        await run.role(pod, "begin", parts)
+    return True
+
+
+async def resume_origin(run: Run) -> bool:
+    """Origin pods that paused or released anything are replaced; the new ones recover."""
+    healthy = True
+    for pod, parts in run.origin():
+        view = run.view.pods.get(pod)
+        report = run.view.reports.get(pod)
+        fine = report is not None and report.phase in ("running", "replaying")
+        if fine and report is not None and sorted(report.partitions) == parts:
+            continue
+        healthy = False
+        if view is not None and not view.deleting and report is not None:
+            await run.ctx.kube.delete_pod(run.query.namespace, pod)
+    missing = [
+        i.id
+        for i in run.placed.instances
+        if pod_name(run.query.name, run.placed.epoch, i.id) not in run.view.pods
+    ]
+    await act.deploy(run.ctx.kube, run.query, run.spec, run.placed, missing, run.ctx.image)
+    return healthy
+
+
+STEPS: dict[Action, Callable[[Run], Awaitable[bool]]] = {
+    A.START_TARGET_PODS: start_targets,
+    A.BEGIN_ROLES: begin_roles,
+    A.PAUSE_AT_MARKER: pause_origin,
+    A.SNAPSHOT_ORIGIN: snapshot_origin,
+    A.STOP_ORIGIN: stop_origin,
+    A.RESTORE_TARGET: restore_target,
+    A.DELETE_ORIGIN_PODS: stop_origin,
+    A.DELETE_TARGET_PODS: lambda run: delete_pods(run, run.status.target_epoch),
+    A.RESUME_ORIGIN: resume_origin,
+}

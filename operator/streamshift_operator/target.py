@@ -1,0 +1,95 @@
+"""Pure decisions of a Migration before it runs: its target placement and its protocol.
+
+A migration places every instance on a new pod at the next epoch (`q-e{n+1}-{i}`): a rescale
+reassigns the partitions over the new parallelism, a plan change keeps them, `moveInstances`
+moves the named instances (and, as all instances of a query share one epoch, the others with
+them). The protocol is the user's, checked for feasibility, or `auto`'s choice; a protocol the
+worker runtime cannot drive is refused with a message naming what is missing (`auto` then runs
+the best protocol the runtime offers, and says so in its reason).
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from streamshift_operator.assignment import assign
+from streamshift_operator.models.migration import AssignedInstance, MigrationSpec, Protocol
+from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
+from streamshift_operator.plancheck import check_plan
+from streamshift_operator.protocols import TargetKind, choose, refusal
+
+# The role endpoints of `streamshift worker` (pause at marker, snapshot, release, begin, stop)
+# carry these protocols; the others need role endpoints the runtime does not offer yet.
+RUNTIME_PROTOCOLS = frozenset({Protocol.STATE_TRANSFER, Protocol.SAVEPOINT_RESTART})
+
+
+@dataclass(frozen=True)
+class Resolved:
+    protocol: Protocol
+    reason: str
+    instances: list[AssignedInstance]
+    plan: dict[str, Any]
+
+
+class Refused(Exception):
+    """The migration cannot run; the message says what to change."""
+
+
+def kind_of(spec: MigrationSpec) -> TargetKind:
+    if spec.target.plan is not None:
+        return TargetKind.PLAN
+    return TargetKind.RESCALE if spec.target.parallelism is not None else TargetKind.MOVE
+
+
+def resolve(
+    spec: MigrationSpec, query: StreamQuerySpec, placed: StreamQueryStatus, state_bytes: int
+) -> Resolved:
+    """Target placement and protocol, or `Refused`."""
+    if placed.plan is None or not placed.instances:
+        raise Refused("the StreamQuery is not running yet: wait until it is placed")
+    partitions = query.sources[0].partitions
+    count = spec.target.parallelism or len(placed.instances)
+    if count > partitions:
+        raise Refused(
+            f"spec.target.parallelism {count} exceeds the sources' {partitions} partitions: "
+            "lower it or give the topics more partitions"
+        )
+    unknown = sorted(set(spec.target.move_instances or ()) - {i.id for i in placed.instances})
+    if unknown:
+        raise Refused(f"spec.target.moveInstances: no instance {unknown} runs: name running ones")
+    plan = placed.plan if spec.target.plan is None else spec.target.plan
+    report = check_plan(query.model_copy(update={"plan": plan, "parallelism": count}))
+    if report.problems or report.traits is None:
+        raise Refused(f"the target plan is invalid: {report.message}")
+    kind = kind_of(spec)
+    if spec.protocol is Protocol.AUTO:
+        choice = choose(report.traits, kind, state_bytes)
+        protocol, reason = choice.protocol, choice.reason
+    else:
+        problem = refusal(spec.protocol, report.traits, kind)
+        if problem is not None:
+            raise Refused(problem)
+        protocol, reason = spec.protocol, "chosen in spec.protocol"
+    if kind is TargetKind.PLAN:
+        raise Refused(
+            "a plan change needs parallel-track or moving-state, and the worker runtime has no "
+            "role endpoints for them yet (it offers pause, snapshot, release, begin, stop)"
+        )
+    if protocol not in RUNTIME_PROTOCOLS:
+        if spec.protocol is not Protocol.AUTO:
+            raise Refused(
+                f"protocol {protocol} needs worker role endpoints that `streamshift worker` "
+                "does not offer yet (it offers pause, snapshot, release, begin and stop): "
+                "use state-transfer, savepoint-restart or auto"
+            )
+        protocol, reason = (
+            Protocol.STATE_TRANSFER,
+            f"auto prefers {protocol} ({reason}), which the worker runtime cannot drive yet; "
+            "state-transfer is the best protocol it offers",
+        )
+    ranges = assign(partitions, count)
+    return Resolved(
+        protocol=protocol,
+        reason=reason,
+        instances=[AssignedInstance(id=i, partitions=r) for i, r in enumerate(ranges)],
+        plan=plan.wire(),
+    )

@@ -1,0 +1,113 @@
+"""A Migration's target placement and protocol before it runs, and its recorded cost."""
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from streamshift_operator.decide import initial_status
+from streamshift_operator.models.migration import MigrationSpec, MigrationStatus, Phase, Protocol
+from streamshift_operator.models.streamquery import StreamQuerySpec
+from streamshift_operator.record import cost, handover_patch
+from streamshift_operator.target import Refused, resolve
+
+
+def query(plan: str, sources: list[str], parallelism: int) -> StreamQuerySpec:
+    return StreamQuerySpec.model_validate(
+        {
+            "plan": {"builtin": plan},
+            "kafka": {"bootstrapServers": "127.0.0.1:9092"},
+            "sources": [{"name": s, "topic": s, "partitions": 4} for s in sources],
+            "sinks": [{"name": "out", "topic": "out"}],
+            "parallelism": parallelism,
+            "snapshot": {
+                "endpoint": "http://127.0.0.1:9000",
+                "bucket": "snapshots",
+                "credentials": {
+                    "accessKey": {"name": "s3", "key": "a"},
+                    "secretKey": {"name": "s3", "key": "s"},
+                },
+            },
+            "controlToken": {"name": "control", "key": "token"},
+        }
+    )
+
+
+Q8 = query("nexmark-q8", ["person", "auction"], 2)
+Q5 = query("nexmark-q5", ["bid"], 1)
+
+
+def mig(protocol: str, target: dict[str, Any]) -> MigrationSpec:
+    return MigrationSpec.model_validate(
+        {"queryRef": {"name": "q"}, "protocol": protocol, "target": target}
+    )
+
+
+def test_rescale_reassigns_partitions_over_the_new_parallelism() -> None:
+    resolved = resolve(mig("state-transfer", {"parallelism": 3}), Q8, initial_status(Q8), 0)
+    assert resolved.protocol is Protocol.STATE_TRANSFER
+    assert [i.partitions for i in resolved.instances] == [[0, 1], [2], [3]]
+    assert resolved.plan == {"builtin": "nexmark-q8"}
+
+
+def test_auto_runs_the_best_protocol_the_runtime_offers_and_says_why() -> None:
+    resolved = resolve(mig("auto", {"moveInstances": [0]}), Q5, initial_status(Q5), 0)
+    assert resolved.protocol is Protocol.STATE_TRANSFER
+    assert "unimico" in resolved.reason and "cannot drive" in resolved.reason
+    assert [i.partitions for i in resolved.instances] == [[0, 1, 2, 3]]
+
+
+@pytest.mark.parametrize(
+    ("protocol", "target", "fix"),
+    [
+        ("unimico", {"moveInstances": [0]}, "use state-transfer, savepoint-restart or auto"),
+        ("savepoint-restart", {"parallelism": 5}, "lower it or give the topics more partitions"),
+        ("state-transfer", {"moveInstances": [7]}, "no instance [7] runs"),
+        ("auto", {"plan": {"builtin": "nexmark-q8"}}, "the target plan is invalid"),
+        ("auto", {"plan": {"builtin": "nexmark-q2"}}, "needs parallel-track or moving-state"),
+        ("state-transfer", {"parallelism": 2}, "runs on one instance"),
+    ],
+)
+def test_refusals_say_what_to_change(protocol: str, target: dict[str, Any], fix: str) -> None:
+    with pytest.raises(Refused, match=fix.replace("[", r"\[").replace("]", r"\]")):
+        resolve(mig(protocol, target), Q5, initial_status(Q5), 0)
+
+
+def test_a_query_not_yet_placed_is_refused_until_placed() -> None:
+    with pytest.raises(Refused, match="not running yet"):
+        resolve(
+            mig("auto", {"parallelism": 3}),
+            Q8,
+            initial_status(Q8).model_copy(update={"instances": []}),
+            0,
+        )
+
+
+def test_cost_from_the_phase_timeline_and_the_hand_over_patch() -> None:
+    t0 = datetime(2026, 11, 22, tzinfo=UTC)
+    history = [
+        (Phase.QUEUED, 0.0),
+        (Phase.PREPARING, 1.0),
+        (Phase.PAUSING_AT_MARKER, 3.0),
+        (Phase.TRANSFERRING_STATE, 3.5),
+        (Phase.HANDING_OVER, 4.25),
+        (Phase.FINALIZING, 4.5),
+    ]
+    status = MigrationStatus.model_validate(
+        {
+            "protocol": "state-transfer",
+            "targetEpoch": 1,
+            "targetInstances": [{"id": 0, "partitions": [0, 1]}, {"id": 1, "partitions": [2, 3]}],
+            "cost": {"stateBytesMoved": 4096},
+            "phaseHistory": [
+                {"phase": p, "enteredAt": (t0 + timedelta(seconds=s)).isoformat()}
+                for p, s in history
+            ],
+        }
+    )
+    recorded = cost(status, t0 + timedelta(seconds=6))
+    assert recorded.duration_seconds == 5.0
+    assert recorded.output_gap_seconds == 1.25
+    assert recorded.state_bytes_moved == 4096
+    patch = handover_patch(status)
+    assert patch["epoch"] == 1 and patch["replicas"] == 2
+    assert [i["partitions"] for i in patch["instances"]] == [[0, 1], [2, 3]]
