@@ -4,7 +4,9 @@ Ordering guarantee (docs/design/engine-api.md): records are buffered per (input,
 watermark is the minimum, over the instance's input partitions, of the largest timestamp read;
 a record is released only when the watermark is strictly greater than its `ts` (end of input
 releases everything), and released records reach the pipeline in the order `(ts, input index,
-partition, offset)`. A record whose `ts` is below its partition's previous maximum is late: it is
+partition, offset)` (when no operator of the plan depends on the order across partitions, the
+records of each partition are passed in offset order without that global sort: the results are
+the same, only their order within one firing may differ). A record whose `ts` is below its partition's previous maximum is late: it is
 counted and goes to `dead_letters` with reason `late`, and the query carries on. So windows and
 joins give the same result on any instance and in any run.
 
@@ -27,7 +29,7 @@ from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter
 from streamshift_engine.pipeline import Pipeline
 from streamshift_engine.plan import compile
-from streamshift_engine.plan.model import Plan
+from streamshift_engine.plan.model import OperatorSpec, Plan
 from streamshift_engine.state import codec
 
 Position = tuple[str, int]
@@ -53,6 +55,7 @@ class Instance:
             op.type == "window_join" and op.params["window"]["kind"] in ("range", "rows")
             for op in plan.operators
         )
+        self.ordered = self.interleave or any(_order_sensitive(op) for op in plan.operators)
 
     def feed(self, input_name: str, partition: int, batch: Batch) -> None:
         """Records of one input partition, in offset order."""
@@ -130,7 +133,9 @@ class Instance:
             self.max_released[position] = int(ready.ts[-1])
             released.setdefault(position[0], []).append(ready)
         self.buffers = {p: b for p, b in self.buffers.items() if b}
-        merged = {name: _sorted(Batch.concat(parts)) for name, parts in released.items()}
+        merged = {name: Batch.concat(parts) for name, parts in released.items()}
+        if self.ordered:
+            merged = {name: _sorted(batch) for name, batch in merged.items()}
         self.counters["records_processed"] += sum(len(b) for b in merged.values())
         results: list[ResultBatch] = []
         for batch in self._in_merge_order(merged):
@@ -207,6 +212,17 @@ class Instance:
 
     def state_bytes(self) -> int:
         return self.pipeline.state_bytes()
+
+
+def _order_sensitive(operator: OperatorSpec) -> bool:
+    """Whether an operator's output depends on the order of records across partitions (when
+    none does, each input's released records go to the pipeline partition by partition)."""
+    params = operator.params
+    if operator.type == "window_aggregate":
+        return bool(params["window"]["kind"] in ("rows", "session"))
+    if operator.type == "topk":
+        return bool(params.get("ties", "all") == "first")
+    return operator.type in ("stateful_map", "window_join")
 
 
 def _sorted(batch: Batch) -> Batch:

@@ -10,7 +10,7 @@ import numpy as np
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.operators.base import Operator
-from streamshift_engine.operators.stream import group_codes
+from streamshift_engine.operators.grouping import group
 from streamshift_engine.state.stores import KeyedRecordStore
 
 
@@ -30,21 +30,17 @@ class StatefulMap(Operator):
             return []
         partition = self.state_partition(batch)
         keys = batch.columns[self.key]
-        codes, groups = group_codes([partition, keys])
-        order = np.argsort(codes, kind="stable")
-        sorted_codes = codes[order]
-        run_start = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-        run_length = np.diff(np.r_[run_start, len(order)])
-        position = np.arange(len(order)) - np.repeat(run_start, run_length)
-        number = np.empty(len(order), np.int64)
-        number[order] = position + 1
-        first = order[run_start]
-        base = np.zeros(groups, np.int64)
-        for group, (p, key) in enumerate(
-            zip(partition[first].tolist(), keys[first].tolist(), strict=True)
-        ):
+        grouping = group([partition, keys])
+        run_length = grouping.sizes
+        position = np.arange(len(keys)) - np.repeat(grouping.starts, run_length)
+        number = np.empty(len(keys), np.int64)
+        number[grouping.order] = position + 1
+        first = grouping.first
+        base = np.zeros(grouping.count, np.int64)
+        places = zip(partition[first].tolist(), keys[first].tolist(), strict=True)
+        for index, (p, key) in enumerate(places):
             stored = self.counts.records(p, key)
-            base[group] = stored[0][0] if stored else 0
-            stored[:] = [(base[group].item() + int(run_length[group]),)]
-        counts = base[codes] + number
+            base[index] = stored[0][0] if stored else 0
+            stored[:] = [(base[index].item() + int(run_length[index]),)]
+        counts = base[grouping.codes] + number
         return [batch.with_columns({**batch.columns, self.output: counts})]

@@ -59,33 +59,6 @@ def identities(batch: Batch, result_keys: Sequence[str]) -> list[str]:
     ]
 
 
-def group_codes(arrays: Sequence[npt.NDArray[Any]]) -> tuple[npt.NDArray[np.int64], int]:
-    """Dense group numbers (0..n-1, in sorted key order) for rows of equal values in all arrays.
-
-    Integer columns are combined arithmetically (value minus minimum, mixed radix), other
-    columns through their sorted uniques, so one sort of the combined code does the grouping.
-    """
-    length = len(arrays[0]) if arrays else 0
-    if not arrays or length == 0:
-        return np.zeros(length, np.int64), int(length > 0)
-    codes = np.zeros(length, np.int64)
-    span = 1
-    for array in arrays:
-        low = int(array.min()) if array.dtype.kind in "biu" else 0
-        if array.dtype.kind in "biu" and int(array.max()) - low < 2**31:
-            digits, radix = array.astype(np.int64) - low, int(array.max()) - low + 1
-        else:
-            _, inverse = np.unique(array, return_inverse=True)
-            digits, radix = inverse.astype(np.int64), int(inverse.max()) + 1
-        if span * radix >= 2**62:
-            _, codes = np.unique(codes, return_inverse=True)
-            span = int(codes.max()) + 1
-        codes = codes * radix + digits
-        span *= radix
-    uniques, inverse = np.unique(codes, return_inverse=True)
-    return inverse.astype(np.int64), len(uniques)
-
-
 def stream(
     source: str,
     ts: npt.NDArray[np.int64],

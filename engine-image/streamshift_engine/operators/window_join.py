@@ -20,12 +20,12 @@ import numpy.typing as npt
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.operators.base import Operator
+from streamshift_engine.operators.grouping import group_codes
 from streamshift_engine.operators.stream import (
     MAX_TS,
     MIN_TS,
     WINDOW_END,
     WINDOW_START,
-    group_codes,
     identities,
     max_ts,
     min_ts,

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from streamshift_engine.operators.grouping import Grouping
+
 COUNT = "n"
 _REDUCERS = {"sum": np.add, "min": np.minimum, "max": np.maximum, "n": np.add}
 
@@ -39,25 +41,20 @@ def partial_names(aggregates: Sequence[AggregateSpec]) -> list[str]:
 
 
 def reduce_partials(
-    codes: npt.NDArray[np.int64],
-    inputs: Mapping[str, npt.NDArray[Any]],
-    names: Sequence[str],
-) -> tuple[npt.NDArray[np.int64], dict[str, npt.NDArray[Any]]]:
-    """Reduce rows grouped by `codes` into one partial row per group.
+    grouping: Grouping, inputs: Mapping[str, npt.NDArray[Any]], names: Sequence[str]
+) -> tuple[npt.NDArray[np.intp], dict[str, npt.NDArray[Any]]]:
+    """Reduce the rows of each group into one partial row.
 
     `inputs` holds, per partial name, the values to combine (for raw records: ones for `n`, the
-    field for `sum:`/`min:`/`max:`). Returns the index of each group's first row and the partials.
+    field for `sum:`/`min:`/`max:`). Returns each group's first row and the partials.
     """
-    if len(codes) == 0:
-        return np.empty(0, np.int64), {name: inputs[name][:0] for name in names}
-    order = np.argsort(codes, kind="stable")
-    sorted_codes = codes[order]
-    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    if grouping.count == 0:
+        return grouping.first, {name: inputs[name][:0] for name in names}
     partials = {}
     for name in names:
         reducer = _REDUCERS[name.split(":", 1)[0]]
-        partials[name] = reducer.reduceat(inputs[name][order], starts)
-    return order[starts], partials
+        partials[name] = reducer.reduceat(inputs[name][grouping.order], grouping.starts)
+    return grouping.first, partials
 
 
 def finalize(

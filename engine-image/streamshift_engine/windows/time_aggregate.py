@@ -19,12 +19,12 @@ import numpy.typing as npt
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.operators.base import Operator
+from streamshift_engine.operators.grouping import group
 from streamshift_engine.operators.stream import (
     MAX_TS,
     MIN_TS,
     WINDOW_END,
     WINDOW_START,
-    group_codes,
     max_ts,
     min_ts,
     stream,
@@ -74,9 +74,8 @@ class TimeWindowAggregate(Operator):
         partition = self.state_partition(batch)
         pane = self.windows.pane_of(batch.ts)
         keys = [batch.columns[g] for g in self.group_by]
-        codes, _ = group_codes([partition, pane, *keys])
         inputs = raw_inputs(self.partials, batch.columns, min_ts(batch), max_ts(batch))
-        first, partials = reduce_partials(codes, inputs, self.partials)
+        first, partials = reduce_partials(group([partition, pane, *keys]), inputs, self.partials)
         rows: dict[str, npt.NDArray[Any]] = {
             "partition": partition[first],
             "pane": pane[first],
@@ -92,8 +91,7 @@ class TimeWindowAggregate(Operator):
             return
         columns = self.panes.columns
         keys = [columns["partition"], columns["pane"], *(columns[g] for g in self.group_by)]
-        codes, _ = group_codes(keys)
-        first, partials = reduce_partials(codes, columns, self.partials)
+        first, partials = reduce_partials(group(keys), columns, self.partials)
         merged = {name: columns[name][first] for name in ("partition", "pane", *self.group_by)}
         self.panes.replace({**merged, **partials})
         self.merged = True
@@ -144,9 +142,10 @@ class TimeWindowAggregate(Operator):
         mask = (pane >= start) & (pane < end) & (fired_until < end)
         partition = columns["partition"][mask]
         keys = [columns[g][mask] for g in self.group_by]
-        codes, _ = group_codes([partition, *keys])
         first, partials = reduce_partials(
-            codes, {name: columns[name][mask] for name in self.partials}, self.partials
+            group([partition, *keys]),
+            {name: columns[name][mask] for name in self.partials},
+            self.partials,
         )
         count = len(first)
         result = {g: column[first] for g, column in zip(self.group_by, keys, strict=True)}
