@@ -2,12 +2,12 @@
 
 One process pinned to one core. Nexmark input is generated and encoded in the wire format first
 (JSON: one record per event; columnar: one Arrow IPC record per poll of `--batch` records); the
-timed loop then decodes each poll, runs it through the query's pipeline, advances the watermark
-to the poll's last event time and encodes the results in the same format. Rates count the
-events the query reads (bids; persons and auctions for q8). The decode limit is the rate at which
-`orjson.loads` alone gets through the same bid records. Peak memory of 10M events of q5 and q8
-is measured in a fresh subprocess each (`ru_maxrss`), fed from the generator poll by poll, so it
-shows the state, which the windows must bound.
+timed loop then decodes each poll, feeds it partition by partition to an engine `Instance`
+(merge order and watermark as in a worker), polls it and encodes the results in the same format.
+Rates count the events the query reads (bids; persons and auctions for q8). The decode limit is
+the rate at which `orjson.loads` alone gets through the same records. Peak memory of 10M events
+of q5 and q8 is measured in a fresh subprocess each (`VmHWM`), fed from the generator poll by
+poll, so it shows the state, which the windows must bound.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import orjson
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
@@ -37,10 +38,10 @@ from streamshift_engine.events.wire import (
 from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.nexmark.model import BID, SCHEMAS
-from streamshift_engine.plan import compile as compile_plan
 from streamshift_engine.plan.model import Plan
 from streamshift_engine.plan.nexmark_queries import nexmark_plan
 from streamshift_engine.plan.parse import parse_plan
+from streamshift_engine.runner import Instance
 
 SEED = 2024
 CONFIG = GeneratorConfig()
@@ -86,69 +87,71 @@ def plan_of(query: str) -> Plan:
 
 @dataclass(frozen=True)
 class Poll:
-    """One poll of encoded records per input, and the watermark after it."""
+    """One poll of encoded records per input."""
 
     parts: tuple[tuple[str, Any, Any, Any], ...]
-    watermark: int
     events: int
 
 
-def polls(
-    events: int, batch: int, inputs: tuple[str, ...]
-) -> Iterator[tuple[int, dict[str, Batch]]]:
-    """Generated events in polls of about `batch` records of the given inputs, each with the
-    event time of its last generated event (the watermark after it)."""
+def polls(events: int, batch: int, inputs: tuple[str, ...]) -> Iterator[dict[str, Batch]]:
+    """Generated events in polls of about `batch` records of the given inputs."""
     shares = {"person": CONFIG.person_proportion, "auction": CONFIG.auction_proportion}
     share = sum(shares.get(name, CONFIG.bid_proportion) for name in inputs)
     step = max(1, batch * CONFIG.total_proportion // share)
     for start in range(0, events, step):
         stop = min(start + step, events)
-        yield CONFIG.event_time_ms(stop - 1), generate(SEED, start, stop - start, CONFIG)
+        yield generate(SEED, start, stop - start, CONFIG)
 
 
 def encode_polls(events: int, batch: int, inputs: tuple[str, ...], fmt: str) -> list[Poll]:
     encoded = []
-    for watermark, generated in polls(events, batch, inputs):
+    for generated in polls(events, batch, inputs):
         parts = []
         for name in inputs:
             data = generated[name]
             payload = encode_json(data) if fmt == "json" else encode_columnar(data)
             parts.append((name, payload, data.partition, data.offset))
         count = sum(len(generated[name]) for name in inputs)
-        encoded.append(Poll(tuple(parts), watermark, count))
+        encoded.append(Poll(tuple(parts), count))
     return encoded
 
 
 def run(query: str, encoded: list[Poll], fmt: str) -> tuple[float, int]:
-    """Seconds for decode + process + encode of all polls, and the number of results (the
-    plan is compiled, and its operators imported, before the clock starts)."""
-    pipeline = compile_plan(plan_of(query))
-    pipeline.flush()
+    """Seconds for decode + process + encode of all polls through an engine `Instance` (per
+    partition feed, watermark, merge order), and the number of results. The plan is compiled,
+    and its operators imported, before the clock starts."""
+    instance = Instance(plan_of(query), range(CONFIG.partitions))
     reads = READS[query]
-    schemas = {
-        name: SCHEMAS[name].project(fields or SCHEMAS[name].names) for name, fields in reads.items()
-    }
+    schemas = {n: SCHEMAS[n].project(fields or SCHEMAS[n].names) for n, fields in reads.items()}
     encode: Callable[[ResultBatch], Any] = (
         encode_results_json if fmt == "json" else encode_results_columnar
     )
     results = 0
     started = time.perf_counter()
     for poll in encoded:
-        out: list[ResultBatch] = []
         for name, payload, partitions, offsets in poll.parts:
             if fmt == "json":
                 batch, _ = decode_json(name, payload, partitions, offsets, schemas[name])
             else:
                 batch = decode_columnar(payload, reads[name])
-            out += pipeline.process(batch)
-        out += pipeline.advance(poll.watermark)
-        for result in out:
+            feed(instance, name, batch)
+        for result in instance.poll():
             encode(result)
             results += len(result)
-    for result in pipeline.flush():
+    for result in instance.flush():
         encode(result)
         results += len(result)
     return time.perf_counter() - started, results
+
+
+def feed(instance: Instance, name: str, batch: Batch) -> None:
+    """A poll's records of one input (several partitions, as a consumer returns them), fed
+    partition by partition."""
+    order = np.argsort(batch.partition, kind="stable")
+    bounds = np.flatnonzero(np.diff(batch.partition[order])) + 1
+    for part in np.split(order, bounds):
+        if len(part):
+            instance.feed(name, int(batch.partition[part[0]]), batch.take(part))
 
 
 def decode_limit(encoded: list[Poll]) -> float:
@@ -162,15 +165,15 @@ def decode_limit(encoded: list[Poll]) -> float:
 
 def peak_memory(query: str, events: int, batch: int) -> None:
     """Subprocess body: feed `events` generated events through `query`, print peak RSS."""
-    pipeline = compile_plan(plan_of(query))
+    instance = Instance(plan_of(query), range(CONFIG.partitions))
     inputs = tuple(READS[query])
     largest_state = 0
-    for watermark, generated in polls(events, batch, inputs):
+    for generated in polls(events, batch, inputs):
         for name in inputs:
-            pipeline.process(generated[name])
-        pipeline.advance(watermark)
-        largest_state = max(largest_state, pipeline.state_bytes())
-    pipeline.flush()
+            feed(instance, name, generated[name])
+        instance.poll()
+        largest_state = max(largest_state, instance.state_bytes())
+    instance.flush()
     print(f"{_peak_rss_mb():.0f} {largest_state / 2**20:.1f}")
 
 
