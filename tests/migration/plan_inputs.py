@@ -15,14 +15,16 @@ SCHEMA = {"ts": "int", "k": "int", "m": "int"}
 PARTITIONS = 2
 
 
-def streams(names: Iterable[str], seed: int, count: int, keys: int = 4) -> dict[str, Batch]:
+def streams(
+    names: Iterable[str], seed: int, count: int, keys: int = 4, partitions: int = PARTITIONS
+) -> dict[str, Batch]:
     rng = np.random.default_rng(seed)
     data = {}
     for name in names:
         ts = np.sort(rng.integers(0, 2_000, count))
         k = rng.integers(0, keys, count)
         columns = {"ts": ts, "k": k, "m": rng.integers(0, 9, count)}
-        partition = (k % PARTITIONS).astype(np.int32)
+        partition = (k % partitions).astype(np.int32)
         data[name] = Batch(name, ts, partition, np.zeros(count, np.int64), columns)
     return data
 
