@@ -6,8 +6,9 @@ a record is released only when the watermark is strictly greater than its `ts` (
 releases everything), and released records reach the pipeline in the order `(ts, input index,
 partition, offset)` (when no operator of the plan depends on the order across partitions, the
 records of each partition are passed in offset order without that global sort: the results are
-the same, only their order within one firing may differ). A record whose `ts` is below its partition's previous maximum is late: it is
-counted and goes to `dead_letters` with reason `late`, and the query carries on. So windows and
+the same, only their order within one firing may differ). A record whose `ts` is below its
+partition's previous maximum is late: it is counted and goes to `dead_letters` with reason
+`late`, and the query carries on. So windows and
 joins give the same result on any instance and in any run.
 
 A snapshot holds the pipeline state of the chosen partitions and, per (input, partition), the

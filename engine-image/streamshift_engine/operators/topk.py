@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.operators.base import Operator
-from streamshift_engine.operators.grouping import group_codes
+from streamshift_engine.operators.grouping import group, group_codes
 from streamshift_engine.operators.stream import (
     MAX_TS,
     MIN_TS,
@@ -79,50 +79,74 @@ class TopK(Operator):
         n = len(batch)
         if n == 0:
             return []
-        rows: dict[str, npt.NDArray[Any]] = {
-            "partition": self.state_partition(batch),
-            "min_ts": min_ts(batch),
-            "max_ts": max_ts(batch),
-            "sequence": np.arange(self.sequence, self.sequence + n, dtype=np.int64),
-            "source_partition": batch.partition.astype(np.int64),
-            "source_offset": batch.offset,
-            **{name: column for name, column in payload(batch).items() if name in self.fields},
-        }
-        self.sequence += n
+        index = np.arange(n)
         if self.windows is None:
-            rows["window_start"] = batch.columns[WINDOW_START]
-            rows["window_end"] = batch.columns[WINDOW_END]
+            start = batch.columns[WINDOW_START]
         else:
             size, slide = self.windows.size, self.windows.slide
             last = batch.ts // slide
             first = -((size - 1 - batch.ts) // slide)
             count = last - first + 1
-            index = np.repeat(np.arange(n), count)
+            index = np.repeat(index, count)
             step = np.arange(len(index)) - np.repeat(np.cumsum(count) - count, count)
             start = (np.repeat(first, count) + step) * slide
-            rows = {name: column[index] for name, column in rows.items()}
-            rows["window_start"] = start
-            rows["window_end"] = start + size
+        ranking = {
+            "partition": self.state_partition(batch)[index],
+            "window_start": start,
+            "sequence": self.sequence + index.astype(np.int64),
+            self.by: batch.columns[self.by][index],
+            **{g: batch.columns[g][index] for g in self.group_by},
+        }
+        self.sequence += n
+        kept = self._survivors(ranking)
+        index = index[kept]
+        rows = {name: column[kept] for name, column in ranking.items()}
+        rows["window_end"] = (
+            rows["window_start"] + self.windows.size
+            if self.windows is not None
+            else batch.columns[WINDOW_END][index]
+        )
+        rows.update(
+            min_ts=min_ts(batch)[index],
+            max_ts=max_ts(batch)[index],
+            source_partition=batch.partition[index].astype(np.int64),
+            source_offset=batch.offset[index],
+        )
+        fields = payload(batch)
+        rows.update({name: fields[name][index] for name in self.fields if name not in rows})
         self.candidates.append(rows)
-        self._prune()
+        columns = self.candidates.columns
+        kept = self._survivors(columns)
+        if not kept.all():
+            self.candidates.keep(kept)
         return []
 
-    def _prune(self) -> None:
-        columns = self.candidates.columns
+    def _survivors(self, columns: Mapping[str, npt.NDArray[Any]]) -> npt.NDArray[np.bool_]:
+        """Rows among the top `k` of their (partition, window, group), ties as configured.
+        Only the partition, window start, group, `by` and sequence columns are read, so a
+        batch is pruned before its other fields are copied."""
         keys = [columns["partition"], columns["window_start"], *(columns[g] for g in self.group_by)]
+        if self.k == 1 and self.keep_ties:
+            grouping = group(keys)
+            if grouping.count == 0:
+                return np.zeros(0, dtype=bool)
+            best = np.maximum.reduceat(columns[self.by][grouping.order], grouping.starts)
+            survivors: npt.NDArray[np.bool_] = columns[self.by] >= best[grouping.codes]
+            return survivors
         codes, _ = group_codes(keys)
         order = np.lexsort((columns["sequence"], -columns[self.by], codes))
         sorted_codes = codes[order]
         run_start = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
         run_length = np.diff(np.r_[run_start, len(order)])
-        rank = np.arange(len(order)) - np.repeat(run_start, run_length)
         if self.keep_ties:
             kth = order[run_start + np.minimum(self.k, run_length) - 1]
             threshold = np.repeat(columns[self.by][kth], run_length)
-            keep = columns[self.by][order] >= threshold
+            keep_sorted = columns[self.by][order] >= threshold
         else:
-            keep = rank < self.k
-        self.candidates.replace({name: column[order[keep]] for name, column in columns.items()})
+            keep_sorted = np.arange(len(order)) - np.repeat(run_start, run_length) < self.k
+        keep = np.zeros(len(order), dtype=bool)
+        keep[order[keep_sorted]] = True
+        return keep
 
     def advance(self, watermark: int) -> list[Batch]:
         columns = self.candidates.columns
