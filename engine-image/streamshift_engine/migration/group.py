@@ -8,8 +8,9 @@ dropped before `feed`), an output filter (a predicate over `ResultBatch` rows, a
 `poll`), a hold-back buffer (seed 001 4.2.3: the new plan's results wait until the old plan is
 gone) and stop offsets on the reader (a marker position, seeds 003/004: the log is the upstream
 buffer). A group also tracks its watermark (the minimum over its partitions of the largest event
-time fed) so that, at a marker, the offsets the state covers are known exactly: records fed but
-not yet released (`ts >= watermark`) are re-read by the next owner instead of being snapshotted.
+time read), and at a marker it names the offsets its instance's state covers (the engine's
+`Instance.covered()`): records fed but not yet released are re-read by the next owner instead
+of being snapshotted.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy.typing as npt
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.migration.log import Log, Reader, TopicPartition
+from streamshift_engine.pipeline import Pipeline
 
 OutputFilter = Callable[[ResultBatch], npt.NDArray[np.bool_]]
 
@@ -42,6 +44,13 @@ class EngineInstance(Protocol):
     def restore(self, data: bytes) -> None: ...
 
     def state_bytes(self) -> int: ...
+
+    def watermark(self) -> int | None: ...
+
+    def covered(self) -> dict[tuple[str, int], int]: ...
+
+    @property
+    def pipeline(self) -> Pipeline: ...
 
 
 @dataclass
@@ -69,6 +78,7 @@ class Group:
     fed: int = 0
     peak_state: int = 0
     max_fed: dict[TopicPartition, int] = field(default_factory=dict)
+    started_at: dict[TopicPartition, int] = field(default_factory=dict)
     finished: bool = False
 
     def __post_init__(self) -> None:
@@ -83,6 +93,8 @@ class Group:
 
     def step(self, max_records: int) -> list[ResultBatch]:
         """Read, filter, feed, poll: the results this step releases (empty while holding)."""
+        for tp, position in self.reader.positions.items():
+            self.started_at.setdefault(tp, position)
         for batch in self.reader.poll(max_records):
             tp = (batch.source, int(batch.partition[0]))
             self.max_fed[tp] = int(batch.ts[-1])
@@ -102,18 +114,13 @@ class Group:
         held, self.held, self.holding = self.held, [], False
         return held
 
-    def unreleased_positions(self) -> dict[TopicPartition, int]:
-        """Per partition, the first offset the engine has not processed yet: records read but
-        still waiting for the watermark are left to the log, so a snapshot taken now covers
-        exactly the records before these offsets."""
-        watermark = self.watermark()
-        positions = {}
-        for tp, position in self.reader.positions.items():
-            first_waiting = position
-            if watermark is not None:
-                first_waiting = min(position, self.log[tp[0]].offset_for_time(tp[1], watermark))
-            positions[tp] = first_waiting if watermark is not None else 0
-        return positions
+    def covered_positions(self) -> dict[TopicPartition, int]:
+        """Per partition, the first offset the instance's state does not cover
+        (`Instance.covered()`): records read but still waiting for the watermark are left to
+        the log, so a snapshot taken now plus these offsets lose and repeat nothing. Where the
+        instance has released nothing yet, the offset the group started reading at."""
+        covered = self.instance.covered()
+        return {tp: covered.get(tp, self.started_at[tp]) for tp in self.reader.positions}
 
     def _release(self, results: list[ResultBatch]) -> list[ResultBatch]:
         self.peak_state = max(self.peak_state, self.instance.state_bytes())

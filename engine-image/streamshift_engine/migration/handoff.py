@@ -22,8 +22,10 @@ from streamshift_engine.plan.model import Plan, WindowSpec
 
 
 def split_time(results: ResultBatch) -> npt.NDArray[np.int64]:
-    """Per result: its window start, or `min_ts` when it has no window."""
-    return np.where(results.window_start >= 0, results.window_start, results.min_ts)
+    """Per result: its window start, or `min_ts` when it has no window (a window-less result
+    carries `-1` as both bounds; a window, even one starting before 0, ends after it starts)."""
+    windowed = results.window_end > results.window_start
+    return np.where(windowed, results.window_start, results.min_ts)
 
 
 def before(activation: int) -> OutputFilter:
@@ -52,9 +54,44 @@ def align(plan: Plan, ts: int) -> int:
     return -(-ts // slide) * slide
 
 
+def upstream_horizon(plan: Plan) -> int:
+    """Event time before a result's split time that its inputs may reach back (seed 000 3.1.1,
+    "Multiple window operators"): the engine stamps a window's output with its end and a join's
+    with its latest tuple, so a result of the controlling window starting at `A` combines
+    upstream results whose own inputs start at `A` minus the sizes of the windows below it. A
+    target fed from there on rebuilds every upstream result the controlling window needs."""
+    return sum(w.size for w in windows(plan)[:-1])
+
+
 def horizon(plan: Plan) -> int:
     """Event time after `A` by which every result with a split time below `A` is complete."""
     return sum(w.size for w in windows(plan)) + 1
+
+
+def controlling_node(plan: Plan) -> str:
+    """The id of the controlling window operator (seed 000 3.1.1: the last window operator)."""
+    return [op.id for op in plan.operators if plan.nodes[op.id].window is not None][-1]
+
+
+def tuple_controlled(plan: Plan) -> bool:
+    window = plan.controlling_window
+    return window is not None and window.kind == "rows"
+
+
+def tuple_refusal(plan: Plan) -> str | None:
+    """Why UniMiCo's tuple-based hand-off (equation (2)) cannot be exact for this plan."""
+    node = next(op for op in plan.operators if op.id == controlling_node(plan))
+    if plan.unbounded_state:
+        return "its state is unbounded (a per-key counter): no window boundary ends the old state"
+    if node.type != "window_aggregate" or node.params.get("group_by"):
+        return (
+            f"its controlling ROWS window {node.id} counts per key: a key's last tuples may be "
+            "arbitrarily old, so no boundary is common to all keys"
+        )
+    below = {w.kind for w in windows(plan)[:-1]} - {"time", "range"}
+    if below:
+        return f"windows below its controlling ROWS window are {', '.join(sorted(below))}"
+    return None
 
 
 def time_bounded_refusal(plan: Plan) -> str | None:

@@ -6,10 +6,11 @@ Phases:
    arrives is `T_M_start`: tuples before it are *old*, the rest *new* (4.1's definition, by
    position in the log).
 2. `parallel`: the target runs the new plan (the same plan for a move, an equivalent one for a plan
-   change) from the offsets at `T_M_start` with empty state. The origin keeps running the old plan
-   and emits only results that contain an old tuple (4.2.2: the old root skips new-new joins); the
-   target's results are held back (4.2.3) so per-key order holds. Both use the split of
-   `handoff` at `A`, `T_M_start` aligned on the window grid.
+   change) with empty state from the offsets at `T_M_start`, less the upstream horizon of its
+   plan (the log is the buffer: windows below the controlling one are rebuilt from there). The
+   origin keeps running the old plan and emits only results that contain an old tuple (4.2.2:
+   the old root skips new-new joins); the target's results are held back (4.2.3) so per-key
+   order holds. Both use the split of `handoff` at `A`, `T_M_start` aligned on the window grid.
 3. The monitor (`Monitor_Old_Box`) ends the old plan once its watermark has passed `A` plus the
    plan's horizon (equation (4): `W`, or `2W` for stacked joins): it holds no old tuple any more.
    The origin is disconnected and the held results are released: `done`.
@@ -57,7 +58,8 @@ class ParallelTrack(Protocol):
         self.split = handoff.align(self.plan, start)
         self.origin.output_filter = handoff.before(self.split)
         target = self.new_target()
-        target.reader.assign(cluster.log.offsets_for_time(self.origin.partitions, start))
+        rebuild_from = self.split - handoff.upstream_horizon(self.new_plan)
+        target.reader.assign(cluster.log.offsets_for_time(self.origin.partitions, rebuild_from))
         target.output_filter = handoff.from_(self.split)
         target.holding = True
         cluster.add(target)

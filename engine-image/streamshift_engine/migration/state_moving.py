@@ -8,7 +8,8 @@ is buffered in memory: the target simply reads from the snapshot's offsets). Pha
 1. `marking`: the coordinator sends a marker; on receipt the origin fixes marker offsets for every
    partition of the group and stops reading there (`savepoint-restart` stops where it is).
 2. `draining`: the origin processes up to the marker; records read but still below the watermark
-   stay in the log and are not part of the state (`Group.unreleased_positions`).
+   stay in the log and are not part of the state (`Group.covered_positions`, from the engine's
+   `Instance.covered()`).
 3. `transferring`: the origin snapshots its state with those offsets and leaves; the snapshot
    travels as a message (its size is the state moved: shared, not copied, for moving state).
 4. `restoring`: the target is created (after `restart_steps` ticks for savepoint-restart: a new
@@ -72,7 +73,7 @@ class _SnapshotMove(Protocol):
     def _transfer(self, cluster: Cluster) -> None:
         self.enter(cluster, "transferring")
         cluster.remove(self.origin.name)
-        positions = self.origin.unreleased_positions()
+        positions = self.origin.covered_positions()
         self.send(cluster, "origin", "target", "snapshot", positions=positions, **self._state())
 
     def _state(self) -> dict[str, object]:

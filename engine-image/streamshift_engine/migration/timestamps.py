@@ -5,7 +5,8 @@
 - `tuple_delta` and `tuple_migration_timestamp`: equation (2), tuple-based controlling window;
   for several inputs `N = max(N_i)`.
 - `activation_timestamp`: section 3.2.2, a time-based target starts at `ts_mi + s`; a tuple-based
-  target's controlling window discards its first `s - delta` tuples (`tuple_discard`).
+  target's controlling window discards its first `s - delta` tuples (`tuple_discard`;
+  `counted_tuple_discard` for the engine's windows, from the origin's count of tuples).
 - `origin_keeps_join_result`: section 3.2.1, the origin suppresses a join result whose two input
   tuples both lie at or after the target's activation (the target produces it too), when the join
   is the controlling (last) window operator.
@@ -57,6 +58,15 @@ def tuple_migration_timestamp(preceding: Sequence[int], tuples_between: int, sli
 def tuple_discard(slide: int, delta: int) -> int:
     """Section 3.2.2: how many first tuples the target's tuple-based controlling window drops."""
     return slide - delta
+
+
+def counted_tuple_discard(counted_before: int, slide: int) -> int:
+    """`s - delta` for the engine's `ROWS` windows, which fire after every `s`-th tuple counted
+    since the stream began: with `counted_before` tuples counted before the boundary, the
+    paper's `N + 1` (the tuples since the last window boundary, t included) is
+    `counted_before % s`, so the target discards `(-counted_before) % s` tuples and resumes its
+    count in step with the origin's."""
+    return tuple_discard(slide, slide_delta(counted_before, slide))
 
 
 def activation_timestamp(migration_timestamp: int, slide: int) -> int:

@@ -1,0 +1,176 @@
+"""Random exactness cases for the protocols: a plan, its input, a start step and message delays.
+
+The property test (tests/migration) and `bench.verify_protocols` draw the same cases: the seed
+queries (seed 000 section 4: Q1, Q2, Q3; seed 003 6.3.1: SMQ), Nexmark q5, q7 and q8 on the
+engine's generator, and random window specs (time and tuple based, tumbling and sliding,
+aggregates keyed or global, joins by range, tumbling time or rows, a join feeding an aggregate).
+Inputs are small so that hundreds of cases run in minutes; a `Case` is a pure function of its
+family and seed.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from streamshift_engine.events.batch import Batch
+from streamshift_engine.nexmark.config import GeneratorConfig
+from streamshift_engine.nexmark.generator import generate
+from streamshift_engine.plan import builtin
+from streamshift_engine.plan.builtin import SEED_SCHEMA
+from streamshift_engine.plan.model import Plan
+from streamshift_engine.plan.nexmark_queries import nexmark_plan
+from streamshift_engine.plan.parse import parse_plan
+
+PARTITIONS = 2
+SEED_SPAN_MS = 60_000
+SEED_SLICE_MS = 2_000
+NEXMARK_WINDOW_MS = 500
+NEXMARK_SLICE_MS = 250
+NEXMARK_CONFIG = GeneratorConfig(
+    person_proportion=4,
+    auction_proportion=4,
+    bid_proportion=12,
+    num_active_people=6,
+    num_in_flight_auctions=10,
+    events_per_second=100,
+    base_time_ms=0,
+    partitions=PARTITIONS,
+)
+FAMILIES = (
+    "q1",
+    "q2",
+    "q3",
+    "smq",
+    "nexmark-q5",
+    "nexmark-q7",
+    "nexmark-q8",
+    "random-aggregate",
+    "random-join",
+    "random-join-aggregate",
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One migration to check: `plan` over `inputs`, migrated from `start_step` on."""
+
+    family: str
+    seed: int
+    plan: Plan
+    inputs: dict[str, Batch]
+    slice_ms: int
+    start_step: int
+    max_delay: int
+    partitions: int = PARTITIONS
+
+
+def make_case(family: str, seed: int) -> Case:
+    """The case `seed` of `family` (one of `FAMILIES`)."""
+    chooser = random.Random(f"{family}/{seed}")
+    if family.startswith("nexmark-"):
+        plan = nexmark_plan(family, NEXMARK_WINDOW_MS)
+        generated = nexmark_inputs(seed, chooser.randint(200, 400))
+        inputs = {spec.name: generated[spec.name] for spec in plan.inputs}
+        slice_ms, steps = NEXMARK_SLICE_MS, 12
+    else:
+        seeded = family in ("q1", "q2", "q3", "smq")
+        plan = builtin(family) if seeded else random_plan(family, chooser)
+        names = ["S"] if family == "smq" else [spec.name for spec in plan.inputs]
+        inputs = seed_inputs(names, np.random.default_rng(seed), chooser.randint(40, 120))
+        slice_ms, steps = SEED_SLICE_MS, SEED_SPAN_MS // SEED_SLICE_MS
+        if family == "smq":
+            inputs = {"numbers": _as_numbers(inputs["S"])}
+    return Case(
+        family, seed, plan, inputs, slice_ms, chooser.randint(0, steps), chooser.randint(0, 4)
+    )
+
+
+def seed_inputs(names: list[str], rng: np.random.Generator, count: int) -> dict[str, Batch]:
+    """Streams of the seed schema `(ts, l, m)`, keyed and partitioned by `l`."""
+    inputs = {}
+    for name in names:
+        ts = np.sort(rng.integers(0, SEED_SPAN_MS, count)).astype(np.int64)
+        keys = rng.integers(0, 6, count)
+        columns = {"ts": ts, "l": keys, "m": rng.integers(0, 100, count)}
+        partition = (keys % PARTITIONS).astype(np.int32)
+        inputs[name] = Batch(name, ts, partition, np.zeros(count, np.int64), columns)
+    return inputs
+
+
+def _as_numbers(batch: Batch) -> Batch:
+    columns = {"ts": batch.ts, "key": batch.columns["l"], "value": batch.columns["m"]}
+    return Batch("numbers", batch.ts, batch.partition, batch.offset, columns)
+
+
+def nexmark_inputs(seed: int, count: int) -> dict[str, Batch]:
+    """Persons, auctions and bids of the engine's generator, a few seconds of event time."""
+    return generate(seed, 0, count, NEXMARK_CONFIG)
+
+
+def random_plan(family: str, chooser: random.Random) -> Plan:
+    """A random window plan over the seed inputs `S` (and `T` for joins)."""
+    operators: list[dict[str, Any]] = []
+    output = ""
+    if family in ("random-join", "random-join-aggregate"):
+        operators.append(_join(chooser, tumbling_only=family == "random-join-aggregate"))
+        output = "join"
+    if family in ("random-aggregate", "random-join-aggregate"):
+        upstream = "join" if output else "S"
+        field = "S.m" if output else "m"
+        keyed = not output and chooser.random() < 0.5
+        operators.append(_aggregate(chooser, upstream, field, keyed))
+        output = "agg"
+    names = ["S", "T"] if family != "random-aggregate" else ["S"]
+    inputs = [_seed_input(name) for name in names]
+    return parse_plan({"name": family, "inputs": inputs, "operators": operators, "output": output})
+
+
+def _seed_input(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "topic": name.lower(),
+        "time_field": "ts",
+        "key_field": "l",
+        "schema": dict(SEED_SCHEMA),
+    }
+
+
+def _window(chooser: random.Random, kind: str) -> dict[str, Any]:
+    if kind == "rows":
+        size = chooser.choice([1, 2, 3, 5, 8])
+        return {"kind": "rows", "size": size, "slide": chooser.randint(1, size)}
+    slide = chooser.choice([1_000, 2_000, 5_000])
+    return {"kind": "time", "size": slide * chooser.choice([1, 2, 3]), "slide": slide}
+
+
+def _join(chooser: random.Random, tumbling_only: bool) -> dict[str, Any]:
+    kind = chooser.choice(["range", "time"] if tumbling_only else ["range", "time", "rows"])
+    if kind == "range":
+        window: dict[str, Any] = {"kind": "range", "size": chooser.choice([1_000, 3_000, 8_000])}
+    elif kind == "time":
+        window = {"kind": "time", "size": chooser.choice([2_000, 5_000, 10_000])}
+    else:
+        window = {"kind": "rows", "size": chooser.choice([1, 2, 4])}
+    return {
+        "id": "join",
+        "type": "window_join",
+        "inputs": ["S", "T"],
+        "params": {"window": window, "on": [["l", "l"]]},
+    }
+
+
+def _aggregate(chooser: random.Random, upstream: str, field: str, keyed: bool) -> dict[str, Any]:
+    window = _window(chooser, chooser.choice(["time", "rows"]))
+    params = {
+        "window": window,
+        "group_by": ["l"] if keyed else [],
+        "aggregates": [
+            {"name": "total", "fn": "sum", "field": field},
+            {"name": "n", "fn": "count"},
+        ],
+    }
+    return {"id": "agg", "type": "window_aggregate", "input": upstream, "params": params}

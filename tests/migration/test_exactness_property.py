@@ -1,0 +1,109 @@
+"""Every protocol, on the real engine over random plans, inputs, start points and delays, gives
+the result set of the run without migration (ids and values, per-key order), or refuses the
+plan up front with a reason that `auto` respects."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from streamshift_engine.migration.auto import choose
+from streamshift_engine.migration.cases import FAMILIES, Case, make_case
+from streamshift_engine.migration.parallel_track import ParallelTrack
+from streamshift_engine.migration.protocol import Protocol
+from streamshift_engine.migration.run import compare, run_migration, run_reference
+from streamshift_engine.migration.state_moving import MovingState, SavepointRestart, StateTransfer
+from streamshift_engine.migration.unimico import UniMiCo
+from streamshift_engine.plan.model import Plan
+from streamshift_engine.runner import Instance
+
+PROTOCOLS: list[type[Protocol]] = [
+    UniMiCo,
+    ParallelTrack,
+    MovingState,
+    StateTransfer,
+    SavepointRestart,
+]
+
+
+def run_case(protocol: type[Protocol], case: Case) -> tuple[list[str], set[str]]:
+    """The differences from the run without migration, and which groups emitted results."""
+
+    def factory(plan: Plan) -> Instance:
+        return Instance(plan, range(case.partitions))
+
+    reference = run_reference(case.plan, case.inputs, case.partitions, factory, case.slice_ms)
+    outcome = run_migration(
+        protocol,
+        case.plan,
+        case.plan,
+        case.inputs,
+        case.partitions,
+        factory,
+        case.slice_ms,
+        case.start_step,
+        case.seed,
+        case.max_delay,
+    )
+    assert reference.emitted, f"{case.family}/{case.seed} produces no result to compare"
+    return compare(reference.emitted, outcome.emitted), {e.owner for e in outcome.emitted}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda p: p.name)
+@settings(max_examples=8, deadline=None)
+@given(family=st.sampled_from(FAMILIES), seed=st.integers(0, 10**6))
+def test_with_migration_equals_without_or_refuses(
+    protocol: type[Protocol], family: str, seed: int
+) -> None:
+    case = make_case(family, seed)
+    reason = protocol.refusal(case.plan, case.plan)
+    if reason is not None:
+        assert reason.startswith(f"{protocol.name} refuses {case.plan.name}: ")
+        assert choose(case.plan, case.plan, state_bytes=1_000).protocol is not protocol
+        return
+    assert run_case(protocol, case)[0] == []
+
+
+@pytest.mark.parametrize(
+    ("family", "refusing"),
+    [
+        ("q1", set()),
+        ("q2", {"parallel-track"}),
+        ("q3", {"parallel-track"}),
+        ("smq", {"unimico", "parallel-track"}),
+        ("nexmark-q5", set()),
+        ("nexmark-q7", set()),
+        ("nexmark-q8", set()),
+    ],
+)
+def test_named_plans_are_refused_only_where_no_split_is_exact(
+    family: str, refusing: set[str]
+) -> None:
+    plan = make_case(family, 0).plan
+    assert {p.name for p in PROTOCOLS if p.refusal(plan, plan)} == refusing
+
+
+def test_unimico_refuses_a_keyed_rows_window_with_the_reason() -> None:
+    seeds = range(40)
+    keyed = next(
+        c.plan
+        for c in (make_case("random-aggregate", s) for s in seeds)
+        if c.plan.controlling_window is not None
+        and c.plan.controlling_window.kind == "rows"
+        and c.plan.keyed
+    )
+    reason = UniMiCo.refusal(keyed, keyed)
+    assert reason is not None and "counts per key" in reason
+    assert choose(keyed, keyed, state_bytes=1_000).protocol is MovingState
+
+
+@pytest.mark.parametrize(("family", "seed"), [("q2", 1), ("q2", 3), ("q3", 1), ("q3", 4)])
+def test_unimico_hands_off_a_rows_controlling_window_exactly(family: str, seed: int) -> None:
+    assert run_case(UniMiCo, make_case(family, seed)) == ([], {"origin", "target"})
+
+
+@pytest.mark.parametrize(
+    ("family", "seed"), [("q1", 1), ("q1", 3), ("nexmark-q8", 0), ("nexmark-q8", 4)]
+)
+def test_unimico_splits_joins_at_the_activation_exactly(family: str, seed: int) -> None:
+    assert run_case(UniMiCo, make_case(family, seed)) == ([], {"origin", "target"})
