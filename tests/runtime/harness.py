@@ -22,7 +22,7 @@ from streamshift_engine.events.wire import encode_columnar, encode_json
 from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.plan import builtin
-from streamshift_engine.runner import Instance, collect
+from streamshift_engine.runner import Instance, collect, run_plan
 
 TOKEN = "test-token"
 
@@ -73,6 +73,13 @@ def reference(plan_name: str, inputs: dict[str, Batch], partitions: int) -> list
         for partition in range(partitions):
             instance.feed(name, partition, batch.take(batch.partition == partition))
     return sorted(json.dumps(r, sort_keys=True) for r in collect(instance.poll()))
+
+
+def reference_flushed(plan_name: str, inputs: dict[str, Batch]) -> list[str]:
+    """Sorted result records of the in-process engine, end of input flushed: every result the
+    input can ever give."""
+    results, _ = run_plan(builtin(plan_name), {name: [b] for name, b in inputs.items()})
+    return sorted(json.dumps(r, sort_keys=True) for r in collect(results))
 
 
 def read_committed(services: Services, topic: str, expect: int, timeout: float) -> list[str]:

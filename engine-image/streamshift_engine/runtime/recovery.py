@@ -2,8 +2,12 @@
 
 `adopt` serves a (re)start and a migration target alike: per partition it restores the snapshot
 covering the most input (positions `C`), reads the query group's committed positions `G` (the
-input that committed output already reflects, whoever committed it) and replays `C..G` with the
-output suppressed. `end_replay` switches to live output and re-reads everything fetched past `G`.
+input that committed output already reflects, whoever committed it, with that instance's
+watermark `w` then) and replays `C..G`. During the replay a result is suppressed when its
+committer emitted it: a windowed result whose window ended at or before `w`, a window-less one
+whose newest tuple is older than `w` (`unseen`). The rest is new: a target holding fewer
+partitions than its origin reaches a later watermark on the same input. `end_replay` switches to
+live output and re-reads everything fetched past `G`.
 """
 
 from __future__ import annotations
@@ -12,11 +16,16 @@ import time
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
+from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.runner import Instance
 from streamshift_engine.runtime.manifest import Manifest, choose, expired
 
 if TYPE_CHECKING:
     from streamshift_engine.runtime.worker import Worker
+
+NEVER = np.iinfo(np.int64).min
 
 
 def adopt(worker: Worker, partitions: Collection[int]) -> dict[str, object]:
@@ -38,15 +47,35 @@ def adopt(worker: Worker, partitions: Collection[int]) -> dict[str, object]:
     start = {position: covered.get(position, 0) for position in positions}
     committed = worker.source.committed(positions)
     worker.consumed.update(start)
-    worker.limit.update({p: g for p, g in committed.items() if g > start[p]})
+    worker.limit.update(
+        {p: c.event_offset for p, c in committed.items() if c.event_offset > start[p]}
+    )
+    for (_, partition), c in committed.items():
+        worker.emitted_below[partition] = c.watermark
     worker.source.seek(start)
     worker.phase = "replaying" if worker.limit else "running"
     return {"partitions": sorted(partitions), "restored": [m.object_key for m, _ in chosen]}
 
 
+def unseen(worker: Worker, results: list[ResultBatch]) -> list[ResultBatch]:
+    """The replayed results that the committed output does not hold."""
+    kept = []
+    for batch in results:
+        if not len(batch):
+            continue
+        marks = [worker.emitted_below.get(p) for p in batch.partition.tolist()]
+        below = np.array([NEVER if m is None else m for m in marks], dtype=np.int64)
+        windowed = batch.window_end >= 0
+        seen = np.where(windowed, batch.window_end <= below, batch.max_ts < below)
+        if not seen.all():
+            kept.append(batch.take(~seen))
+    return kept
+
+
 def end_replay(worker: Worker) -> None:
     """Output from here on is new: drop the limits and re-read from the exact positions."""
     worker.limit.clear()
+    worker.emitted_below.clear()
     worker.source.seek(dict(worker.consumed))
     worker.phase = "running"
 

@@ -18,7 +18,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter
 from streamshift_engine.runtime.config import WorkerConfig
-from streamshift_engine.runtime.source import SLOTS, Position, kafka_offset
+from streamshift_engine.runtime.source import Position, slots
 
 
 class KafkaSink:
@@ -29,6 +29,7 @@ class KafkaSink:
         self.sink = config.sinks[0]
         self.topics = {s.name: s.topic for s in config.sources}
         self.timeout = timeout
+        self.slots = slots(config)
         self.producer = Producer(
             {
                 "bootstrap.servers": config.kafka_bootstrap,
@@ -62,8 +63,8 @@ class KafkaSink:
                 ("reason", letter.reason.encode()),
                 ("source", letter.source.encode()),
                 ("partition", str(letter.partition).encode()),
-                ("offset", str(kafka_offset(letter.offset)).encode()),
-                ("event", str(letter.offset % SLOTS).encode()),
+                ("offset", str(letter.offset // self.slots).encode()),
+                ("event", str(letter.offset % self.slots).encode()),
             ]
             self.producer.produce(
                 self.config.dead_letter_topic, letter.raw, key=None, headers=headers
@@ -79,11 +80,15 @@ class KafkaSink:
             except BufferError:
                 self.producer.poll(0.05)
 
-    def commit(self, positions: Mapping[Position, int], group: Consumer) -> None:
-        """Commit the open transaction with the input positions it covers; open the next."""
+    def commit(
+        self, positions: Mapping[Position, int], watermark: int | None, group: Consumer
+    ) -> None:
+        """Commit the open transaction with the input positions it covers and the watermark
+        its output reached (offset metadata `event_offset:watermark`); open the next."""
+        mark = "" if watermark is None else str(watermark)
         offsets = [
-            TopicPartition(self.topics[name], partition, kafka_offset(event), str(event))
-            for (name, partition), event in sorted(positions.items())
+            TopicPartition(self.topics[name], p, event // self.slots, f"{event}:{mark}")
+            for (name, p), event in sorted(positions.items())
         ]
         if offsets:
             metadata = group.consumer_group_metadata()

@@ -1,16 +1,18 @@
 """Kafka source: explicitly assigned partitions, batched consume and decode, exact positions.
 
-Positions are *event offsets*: `kafka_offset * SLOTS + index` of the event inside its record (a
-JSON record holds one event, index 0; a columnar record holds many). So a position between the
-events of one columnar record is exact: seeking to it reads the record again and skips the events
-before it. The group offsets committed with the output use the Kafka offset and keep the event
-offset in their metadata. No consumer group membership: the operator assigns partitions.
+Positions are *event offsets*: for JSON (one event per record) the Kafka offset itself, so result
+ids that name input records match any reader's; for the columnar format (many events per record)
+`kafka_offset * SLOTS + index` of the event inside its record, so a position between the events
+of one record is exact: seeking to it reads the record again and skips the events before it. The
+group offsets committed with the output use the Kafka offset and keep the event offset and the
+instance's watermark in their metadata. No group membership: the operator assigns partitions.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
@@ -19,12 +21,22 @@ from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.wire import DeadLetter, Schema, decode_columnar, decode_json
 from streamshift_engine.runtime.config import WorkerConfig
 
-SLOTS = 1 << 20
+COLUMNAR_SLOTS = 1 << 20
 Position = tuple[str, int]
 
 
-def kafka_offset(event_offset: int) -> int:
-    return event_offset // SLOTS
+@dataclass(frozen=True)
+class Committed:
+    """What committed output covers of one (input, partition): the event offset reached and
+    the committing instance's watermark then (None before it had one)."""
+
+    event_offset: int
+    watermark: int | None
+
+
+def slots(config: WorkerConfig) -> int:
+    """Event offsets per Kafka offset."""
+    return 1 if config.input_format == "json" else COLUMNAR_SLOTS
 
 
 class KafkaSource:
@@ -49,6 +61,7 @@ class KafkaSource:
                 "queued.min.messages": 100000,
             }
         )
+        self.slots = slots(config)
         self.floor: dict[Position, int] = {}
         self.assigned: dict[Position, int] = {}
 
@@ -57,10 +70,15 @@ class KafkaSource:
         for position, event_offset in positions.items():
             self.floor[position] = event_offset
             self.assigned[position] = event_offset
-        self.consumer.assign([self._partition(p, o) for p, o in self.assigned.items()])
+        partitions = [self._partition(p, o) for p, o in self.assigned.items()]
+        self.consumer.assign(partitions)
+        self.consumer.resume(partitions)
+
+    def kafka_offset(self, event_offset: int) -> int:
+        return event_offset // self.slots
 
     def _partition(self, position: Position, event_offset: int) -> TopicPartition:
-        offset = kafka_offset(event_offset) if event_offset > 0 else OFFSET_BEGINNING
+        offset = self.kafka_offset(event_offset) if event_offset > 0 else OFFSET_BEGINNING
         return TopicPartition(self.topics[position[0]], position[1], offset)
 
     def seek_to_time(self, partitions: Iterable[int], ts: int, timeout: float = 10.0) -> None:
@@ -70,7 +88,7 @@ class KafkaSource:
         positions = {}
         for tp in found:
             end = tp.offset if tp.offset >= 0 else self._end(tp)
-            positions[(self.inputs[tp.topic], tp.partition)] = end * SLOTS
+            positions[(self.inputs[tp.topic], tp.partition)] = end * self.slots
         self.seek(positions)
 
     def _end(self, tp: TopicPartition) -> int:
@@ -78,28 +96,31 @@ class KafkaSource:
         return int(high)
 
     def release(self, partitions: Iterable[int]) -> None:
+        """Stop reading `partitions`; the others read on from where they are."""
         leaving = set(partitions)
-        for position in [p for p in self.assigned if p[1] in leaving]:
+        gone = [p for p in self.assigned if p[1] in leaving]
+        for position in gone:
             del self.assigned[position]
             self.floor.pop(position, None)
-        self.consumer.assign([self._partition(p, o) for p, o in self.assigned.items()])
+        self.consumer.incremental_unassign([TopicPartition(self.topics[n], p) for n, p in gone])
 
     def pause(self, positions: Iterable[Position]) -> None:
         self.consumer.pause([TopicPartition(self.topics[n], p) for n, p in positions])
 
     def committed(
         self, positions: Iterable[Position], timeout: float = 10.0
-    ) -> dict[Position, int]:
-        """Event offsets the committed output covers, per (input, partition) that has one."""
+    ) -> dict[Position, Committed]:
+        """What committed output covers, per (input, partition) that has a commit."""
         wanted = [TopicPartition(self.topics[n], p) for n, p in positions]
         result = {}
         for tp in self.consumer.committed(wanted, timeout=timeout):
             if tp.error is not None:
                 raise KafkaException(tp.error)
             if tp.offset >= 0:
-                meta = tp.metadata or ""
-                exact = int(meta) if meta.isdigit() else tp.offset * SLOTS
-                result[(self.inputs[tp.topic], tp.partition)] = exact
+                event, _, watermark = (tp.metadata or "").partition(":")
+                exact = int(event) if event.isdigit() else tp.offset * self.slots
+                mark = int(watermark) if watermark.lstrip("-").isdigit() else None
+                result[(self.inputs[tp.topic], tp.partition)] = Committed(exact, mark)
         return result
 
     def lag(self, consumed: Mapping[Position, int]) -> int:
@@ -108,7 +129,7 @@ class KafkaSource:
         for (name, partition), event_offset in consumed.items():
             tp = TopicPartition(self.topics[name], partition)
             _, high = self.consumer.get_watermark_offsets(tp, timeout=1.0, cached=True)
-            total += max(0, int(high) - kafka_offset(event_offset))
+            total += max(0, int(high) - self.kafka_offset(event_offset))
         return total
 
     def fetch(self, timeout: float) -> tuple[dict[Position, Batch], list[DeadLetter]]:
@@ -138,7 +159,7 @@ class KafkaSource:
         self, position: Position, records: list[tuple[int, bytes]]
     ) -> tuple[Batch, list[DeadLetter]]:
         name, partition = position
-        offsets = [offset * SLOTS for offset, _ in records]
+        offsets = [offset * self.slots for offset, _ in records]
         if self.config.input_format == "json":
             values = [value for _, value in records]
             return decode_json(name, values, [partition] * len(values), offsets, self.schemas[name])

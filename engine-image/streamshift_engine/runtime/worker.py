@@ -54,6 +54,7 @@ class Worker:
         self.instance = Instance(config.plan, set())
         self.consumed: dict[Position, int] = {}
         self.limit: dict[Position, int] = {}
+        self.emitted_below: dict[int, int | None] = {}
         self.markers: dict[Position, int] = {}
         self.commands: queue.Queue[Command] = queue.Queue()
         self.uploads = ThreadPoolExecutor(1, thread_name_prefix="snapshot")
@@ -117,9 +118,11 @@ class Worker:
             self.consumed[position] = max(self.consumed.get(position, 0), letter.offset + 1)
         results = self.instance.poll()
         late, self.instance.dead_letters = self.instance.dead_letters, []
-        if self.limit and all(self.consumed.get(p, 0) >= o for p, o in self.limit.items()):
-            recovery.end_replay(self)
-        elif not self.limit:
+        if self.limit:
+            self._emit(recovery.unseen(self, results), [])
+            if all(self.consumed.get(p, 0) >= o for p, o in self.limit.items()):
+                recovery.end_replay(self)
+        else:
             self._emit(results, dead + late)
         self.metrics.busy.inc(time.perf_counter() - begin)
 
@@ -155,10 +158,10 @@ class Worker:
 
     def commit(self) -> None:
         """Commit the open transaction with the consumed positions."""
-        self.sink.commit(self.consumed, self.source.consumer)
+        watermark = self.instance.watermark()
+        self.sink.commit(self.consumed, watermark, self.source.consumer)
         self.dirty = False
         self.metrics.state_bytes.set(self.instance.state_bytes())
-        watermark = self.instance.watermark()
         if watermark is not None:
             self.metrics.watermark.set(watermark)
 
