@@ -63,16 +63,18 @@ class Instance:
         if len(batch) == 0:
             return
         position = (input_name, partition)
+        self.fed_to[position] = int(batch.offset[-1]) + 1
         previous = self.max_read.get(position, np.iinfo(np.int64).min)
-        running = np.maximum.accumulate(np.r_[previous, batch.ts])[:-1]
-        late = batch.ts < running
-        if late.any():
+        ts = batch.ts
+        in_order = ts[0] >= previous and bool(np.all(ts[1:] >= ts[:-1]))
+        if not in_order:
+            running = np.maximum(np.maximum.accumulate(ts), previous)
+            late = np.zeros(len(ts), dtype=bool)
+            late[0] = ts[0] < previous
+            late[1:] = ts[1:] < running[:-1]
             self._dead(batch.take(late), "late")
             batch = batch.take(~late)
         self.counters["records_in"] += len(batch)
-        self.fed_to[position] = (
-            int(batch.offset[-1]) + 1 if len(batch) else self.fed_to.get(position, 0)
-        )
         if len(batch):
             self.max_read[position] = int(batch.ts[-1])
             self.buffers.setdefault(position, []).append(batch)
@@ -158,7 +160,8 @@ class Instance:
         index, local = index[order], local[order]
         cuts = np.flatnonzero(np.diff(index)) + 1
         runs = []
-        for start, stop in zip(np.r_[0, cuts], np.r_[cuts, len(order)], strict=True):
+        starts, stops = np.append(0, cuts), np.append(cuts, len(order))
+        for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
             runs.append(merged[names[int(index[start])]].take(local[start:stop]))
         return runs
 
@@ -223,7 +226,9 @@ def _order_sensitive(operator: OperatorSpec) -> bool:
         return bool(params["window"]["kind"] in ("rows", "session"))
     if operator.type == "topk":
         return bool(params.get("ties", "all") == "first")
-    return operator.type in ("stateful_map", "window_join")
+    if operator.type == "window_join":
+        return bool(params["window"]["kind"] in ("range", "rows"))
+    return operator.type == "stateful_map"
 
 
 def _sorted(batch: Batch) -> Batch:

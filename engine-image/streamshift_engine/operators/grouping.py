@@ -37,7 +37,7 @@ class Grouping:
 
     @property
     def sizes(self) -> npt.NDArray[np.intp]:
-        sizes: npt.NDArray[np.intp] = np.diff(np.r_[self.starts, len(self.order)])
+        sizes: npt.NDArray[np.intp] = np.diff(np.append(self.starts, len(self.order)))
         return sizes
 
 
@@ -85,7 +85,8 @@ def _sorted_grouping(combined: npt.NDArray[np.int64]) -> Grouping:
     """Grouping of widely spread codes with one stable sort."""
     order = np.argsort(combined, kind="stable")
     ordered = combined[order]
-    boundary = np.r_[True, ordered[1:] != ordered[:-1]]
+    boundary = np.ones(len(ordered), dtype=bool)
+    boundary[1:] = ordered[1:] != ordered[:-1]
     codes = np.empty(len(combined), np.int64)
     codes[order] = np.cumsum(boundary) - 1
     starts = np.flatnonzero(boundary)

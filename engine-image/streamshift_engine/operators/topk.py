@@ -136,8 +136,10 @@ class TopK(Operator):
         codes, _ = group_codes(keys)
         order = np.lexsort((columns["sequence"], -columns[self.by], codes))
         sorted_codes = codes[order]
-        run_start = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-        run_length = np.diff(np.r_[run_start, len(order)])
+        boundary = np.ones(len(order), dtype=bool)
+        boundary[1:] = sorted_codes[1:] != sorted_codes[:-1]
+        run_start = np.flatnonzero(boundary)
+        run_length = np.diff(np.append(run_start, len(order)))
         if self.keep_ties:
             kth = order[run_start + np.minimum(self.k, run_length) - 1]
             threshold = np.repeat(columns[self.by][kth], run_length)
