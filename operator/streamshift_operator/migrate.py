@@ -7,6 +7,7 @@ hand-over writes the target placement into the query's status (and its paralleli
 spec, as `kubectl scale` would); a terminal phase clears the mark.
 """
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,7 +30,9 @@ from streamshift_operator.pods import QueryIdentity
 from streamshift_operator.record import cost, handover_patch
 from streamshift_operator.steps import Run, perform
 from streamshift_operator.target import Refused, resolve
+from streamshift_operator.verify import verify
 
+COMMIT_WAIT_S = 1.0  # several of the workers' commit intervals
 CALLER_ACTIONS = frozenset({Action.HAND_OVER, Action.RECORD_COST, Action.VERIFY_OUTPUT})
 
 
@@ -151,9 +154,22 @@ async def _step(
         status.cost.events_processed_twice = run.learned["twice"]
     if done and Action.HAND_OVER in actions:
         done = await _hand_over(ctx, query, status)
+    if done and Action.VERIFY_OUTPUT in actions and status.verification is None:
+        done = await _verify(run, status)
     if done and Action.RECORD_COST in actions:
         status.cost = cost(status, now)
     return Observation(now=now, done=done)
+
+
+async def _verify(run: Run, status: MigrationStatus) -> bool:
+    """Once every target reports a watermark, compare the output with the reference run."""
+    marks = [run.view.reports[pod].watermark for pod, _ in run.targets() if pod in run.view.reports]
+    if len(marks) < len(status.target_instances) or None in marks:
+        return False
+    bound = min(mark for mark in marks if mark is not None)
+    await asyncio.sleep(COMMIT_WAIT_S)  # results fired below `bound` are committed by now
+    status.verification = await asyncio.to_thread(verify, run.spec, run.plan, bound)
+    return True
 
 
 async def _hand_over(ctx: Context, query: dict[str, Any], status: MigrationStatus) -> bool:

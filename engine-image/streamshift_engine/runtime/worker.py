@@ -1,196 +1,71 @@
-"""The worker loop: consume, feed the `Instance`, produce in transactions, snapshot, obey commands.
+"""`streamshift worker`: run one worker process (config from env, control API on POD_IP).
 
-One thread owns Kafka and the engine; the control API hands it `Command`s through a queue, so
-every state change happens between two loop iterations. Exactly-once output rests on one rule:
-the output of every poll made after feeding exactly the positions `G` is committed in the same
-transaction as `G` (the group offsets). A worker that (re)starts restores, per partition, the
-snapshot covering the most input (positions `C <= G`), replays `C..G` with its output suppressed
-(it is committed already: the engine's results are a function of the positions fed), then runs
-live. Snapshots are taken right after a commit and uploaded by a background thread.
+A bad configuration exits with status 2 and a message naming the setting. SIGTERM commits, takes
+a final snapshot and exits 0; a worker that fails exits 1 (the pod restarts and recovers).
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import logging
-import queue
-import time
-from collections.abc import Callable, Collection
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any
+import os
+import signal
+import sys
+import threading
 
-from streamshift_engine.events.batch import Batch
-from streamshift_engine.events.results import ResultBatch
-from streamshift_engine.events.wire import DeadLetter
-from streamshift_engine.runner import Instance
-from streamshift_engine.runtime import recovery
-from streamshift_engine.runtime.config import WorkerConfig
-from streamshift_engine.runtime.manifest import Manifest
-from streamshift_engine.runtime.metrics import Metrics
-from streamshift_engine.runtime.sink import KafkaSink
-from streamshift_engine.runtime.snapshots import SnapshotFailed, SnapshotStore
-from streamshift_engine.runtime.source import KafkaSource, Position
+from aiohttp import web
+
+from streamshift_engine.runtime import roles
+from streamshift_engine.runtime.config import ConfigError, load
+from streamshift_engine.runtime.control import build_app
+from streamshift_engine.runtime.metrics import Metrics, setup_logging
+from streamshift_engine.runtime.worker import Command, Worker
 
 log = logging.getLogger("streamshift.worker")
 
 
-@dataclass
-class Command:
-    """An action for the worker thread; its result or error lands in `future`."""
-
-    action: Callable[[Worker], Any]
-    future: Future[Any] = field(default_factory=Future)
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `worker` to the `streamshift` console's subcommands."""
+    parser = subparsers.add_parser("worker", help="run a worker pod's process (config from env)")
+    parser.set_defaults(handler=lambda _args: main())
 
 
-class Worker:
-    """One engine instance fed from Kafka, writing to Kafka and snapshotting to S3."""
+def main() -> int:
+    setup_logging()
+    try:
+        config = load(os.environ)
+    except ConfigError as error:
+        print(f"streamshift worker: bad configuration: {error}", file=sys.stderr)
+        return 2
+    worker = Worker(config, Metrics())
+    failure: list[BaseException] = []
 
-    def __init__(self, config: WorkerConfig, metrics: Metrics) -> None:
-        self.config = config
-        self.metrics = metrics
-        self.store = SnapshotStore(config.s3)
-        self.source = KafkaSource(config)
-        self.sink = KafkaSink(config)
-        self.instance = Instance(config.plan, set())
-        self.consumed: dict[Position, int] = {}
-        self.limit: dict[Position, int] = {}
-        self.emitted_below: dict[int, int | None] = {}
-        self.markers: dict[Position, int] = {}
-        self.commands: queue.Queue[Command] = queue.Queue()
-        self.uploads = ThreadPoolExecutor(1, thread_name_prefix="snapshot")
-        self.upload: Future[Manifest] | None = None
-        self.last_snapshot: Manifest | None = None
-        self.ready = False
-        self.stopping = False
-        self.dirty = False
-        self.started = time.time()
-        self.counts = {"events_in": 0, "results_out": 0, "dead_letters": 0, "snapshots_failed": 0}
-        self.lag = 0
-        self.phase = "running"
-
-    def run(self) -> None:
-        """Recover (unless holding for a migration) and loop until stopped."""
-        self.store.ensure_bucket()
-        if not self.config.hold:
-            recovery.adopt(self, self.config.partitions)
-        else:
-            self.phase = "holding"
-        self.ready = True
-        last_commit = last_snapshot = last_lag = time.monotonic()
-        while not self.stopping:
-            self._commands()
-            self.step(timeout=0.05)
-            now = time.monotonic()
-            if now - last_commit >= self.config.commit_interval_s and not self.limit:
-                self.commit()
-                last_commit = now
-                if now - last_snapshot >= self.config.snapshot_interval_s:
-                    self.snapshot_async(None, None)
-                    last_snapshot = now
-            if now - last_lag >= 1.0:
-                self.lag = self.source.lag(self.consumed) if self.consumed else 0
-                self.metrics.lag.set(self.lag)
-                last_lag = now
-        self.uploads.shutdown(wait=True)
-        self.sink.close()
-        self.source.close()
-
-    def _commands(self) -> None:
-        while True:
-            try:
-                command = self.commands.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                command.future.set_result(command.action(self))
-            except Exception as error:  # the caller sees it; the loop keeps running
-                command.future.set_exception(error)
-
-    def step(self, timeout: float) -> None:
-        """One batched consume, fed and polled; output queued unless it is replayed output."""
-        batches, dead = self.source.fetch(timeout)
-        begin = time.perf_counter()
-        for position, batch in batches.items():
-            self._feed(position, batch)
-        dead = [d for d in dead if self._wanted((d.source, d.partition), d.offset)]
-        for letter in dead:
-            position = (letter.source, letter.partition)
-            self.consumed[position] = max(self.consumed.get(position, 0), letter.offset + 1)
-        results = self.instance.poll()
-        late, self.instance.dead_letters = self.instance.dead_letters, []
-        if self.limit:
-            self._emit(recovery.unseen(self, results), [])
-            if all(self.consumed.get(p, 0) >= o for p, o in self.limit.items()):
-                recovery.end_replay(self)
-        else:
-            self._emit(results, dead + late)
-        self.metrics.busy.inc(time.perf_counter() - begin)
-
-    def _wanted(self, position: Position, offset: int) -> bool:
-        bound = min(self.limit.get(position, 1 << 62), self.markers.get(position, 1 << 62))
-        return position in self.consumed and offset < bound
-
-    def _feed(self, position: Position, batch: Batch) -> None:
-        if position not in self.consumed or not len(batch):
-            return
-        bound = min(self.limit.get(position, 1 << 62), self.markers.get(position, 1 << 62))
-        if int(batch.offset[-1]) >= bound:
-            batch = batch.take(batch.offset < bound)
-            self.source.pause([position])
-        if not len(batch):
-            return
-        self.instance.feed(position[0], position[1], batch)
-        self.consumed[position] = max(self.consumed[position], int(batch.offset[-1]) + 1)
-        self.counts["events_in"] += len(batch)
-        self.metrics.events_in.inc(len(batch))
-
-    def _emit(self, results: list[ResultBatch], dead: list[DeadLetter]) -> None:
-        count = self.sink.results(results)
-        self.sink.dead_letters(dead)
-        self.dirty = self.dirty or bool(count or dead)
-        self.counts["results_out"] += count
-        self.counts["dead_letters"] += len(dead)
-        self.metrics.results_out.inc(count)
-        self.metrics.dead_letters.inc(len(dead))
-        newest = max((int(r.max_ts.max()) for r in results if len(r)), default=None)
-        if newest is not None:
-            self.metrics.latency.observe(max(0.0, time.time() - newest / 1000))
-
-    def commit(self) -> None:
-        """Commit the open transaction with the consumed positions."""
-        watermark = self.instance.watermark()
-        self.sink.commit(self.consumed, watermark, self.source.consumer)
-        self.dirty = False
-        self.metrics.state_bytes.set(self.instance.state_bytes())
-        if watermark is not None:
-            self.metrics.watermark.set(watermark)
-
-    def snapshot_async(
-        self, partitions: Collection[int] | None, migration: str | None
-    ) -> Future[Manifest]:
-        """Take the state now (after a commit) and upload it in the background."""
-        if self.upload is not None and not self.upload.done():
-            return self.upload
-        data = self.instance.snapshot(partitions)
-        draft = recovery.draft(self, partitions, migration)
-        self.upload = self.uploads.submit(self._upload, data, draft)
-        return self.upload
-
-    def _upload(self, data: bytes, draft: Manifest) -> Manifest:
-        begin = time.perf_counter()
+    def body() -> None:
         try:
-            saved = self.store.save(data, draft)
-        except SnapshotFailed:
-            self.counts["snapshots_failed"] += 1
-            self.metrics.snapshot_failures.inc()
-            log.exception("snapshot abandoned", extra={"seq": draft.seq})
-            raise
-        self.metrics.snapshot_seconds.observe(time.perf_counter() - begin)
-        self.metrics.snapshot_bytes.set(saved.size)
-        self.last_snapshot = saved
-        log.info("snapshot saved", extra={"key": saved.object_key, "bytes": saved.size})
-        try:
-            self.store.delete(recovery.expired_of(self, self.store.manifests()))
-        except SnapshotFailed:
-            log.warning("retention skipped: store unreachable")
-        return saved
+            worker.run()
+        except BaseException as error:
+            failure.append(error)
+            log.exception("worker failed")
+
+    thread = threading.Thread(target=body, name="worker", daemon=True)
+    thread.start()
+    app = build_app(worker, config.control_token, thread.is_alive)
+    asyncio.run(_serve(app, config.control_host, config.control_port, worker, thread))
+    return 1 if failure else 0
+
+
+async def _serve(
+    app: web.Application, host: str, port: int, worker: Worker, thread: threading.Thread
+) -> None:
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    log.info("control API listening", extra={"host": host, "port": port})
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, lambda: worker.commands.put(Command(roles.stop)))
+    while thread.is_alive():
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.3)
+    await runner.cleanup()

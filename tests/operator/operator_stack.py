@@ -1,0 +1,234 @@
+"""Helpers of the operator's stack tests: the local stack's endpoints, the CRDs, a namespace with
+the Secrets a query needs, the operator run in-process (KopfRunner), Nexmark input in Kafka, the
+in-process reference and a `read_committed` reader of the output."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, Producer
+from kopf.testing import KopfRunner
+from kubernetes import client
+from kubernetes import config as kube_config
+from kubernetes.client.exceptions import ApiException
+from streamshift_engine.events.batch import Batch
+from streamshift_engine.events.wire import encode_json
+from streamshift_engine.nexmark.config import GeneratorConfig
+from streamshift_engine.nexmark.generator import generate
+from streamshift_engine.plan import builtin
+from streamshift_engine.runner import Instance, collect
+from streamshift_operator.crdgen.kinds import KINDS, crd
+
+GROUP, VERSION, SQ, MIG = "streamshift.io", "v1alpha1", "streamqueries", "migrations"
+TOKEN = "operator-test-token"
+PARTITIONS = 4
+
+
+@dataclass(frozen=True)
+class Stack:
+    kafka: str
+    s3_endpoint: str
+    s3_access_key: str
+    s3_secret_key: str
+    kubeconfig: str
+
+
+def read_stack() -> Stack:
+    cache = Path(os.environ.get("STREAMSHIFT_CACHE", Path.home() / ".cache" / "streamshift"))
+    path = cache / "run" / "stack.env"
+    if not path.exists():
+        pytest.fail(f"{path} not found: the local stack is not running; start it with `make up`")
+    pairs = (line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+    env = {k.strip(): v.strip() for k, v in pairs if not k.startswith("#")}
+    return Stack(
+        env["KAFKA_BOOTSTRAP"],
+        env["S3_ENDPOINT"],
+        env["S3_ACCESS_KEY"],
+        env["S3_SECRET_KEY"],
+        env["KUBECONFIG"],
+    )
+
+
+class Cluster:
+    """The API server, as the tests use it."""
+
+    def __init__(self, kubeconfig: str) -> None:
+        loader: Any = kube_config
+        self.api: Any = loader.new_client_from_config(config_file=kubeconfig)
+        self.core: Any = client.CoreV1Api(self.api)
+        self.custom: Any = client.CustomObjectsApi(self.api)
+
+    def install_crds(self) -> None:
+        extensions: Any = client.ApiextensionsV1Api(self.api)
+        for kind in KINDS:
+            body = crd(kind)
+            name = body["metadata"]["name"]
+            try:
+                current = extensions.read_custom_resource_definition(name)
+                body["metadata"]["resourceVersion"] = current.metadata.resource_version
+                extensions.replace_custom_resource_definition(name, body)
+            except ApiException as error:
+                if error.status != 404:
+                    raise
+                extensions.create_custom_resource_definition(body)
+        for kind in KINDS:
+            name = crd(kind)["metadata"]["name"]
+            wait_for(f"CRD {name} established", lambda n=name: _established(extensions, n), 30)
+
+    def secrets(self, namespace: str, stack: Stack) -> None:
+        for name, data in {
+            "control": {"token": TOKEN},
+            "s3": {"access": stack.s3_access_key, "secret": stack.s3_secret_key},
+        }.items():
+            body = {"metadata": {"name": name}, "stringData": data}
+            self.core.create_namespaced_secret(namespace, body)
+
+    def create(self, plural: str, namespace: str, body: dict[str, Any]) -> None:
+        self.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, plural, body)
+
+    def get(self, plural: str, namespace: str, name: str) -> dict[str, Any]:
+        found: dict[str, Any] = self.custom.get_namespaced_custom_object(
+            GROUP, VERSION, namespace, plural, name
+        )
+        return found
+
+    def status(self, plural: str, namespace: str, name: str) -> dict[str, Any]:
+        return dict(self.get(plural, namespace, name).get("status") or {})
+
+    def pods(self, namespace: str) -> dict[str, Any]:
+        return {p.metadata.name: p for p in self.core.list_namespaced_pod(namespace).items}
+
+
+def _established(extensions: Any, name: str) -> bool:
+    conditions = extensions.read_custom_resource_definition(name).status.conditions or []
+    return any(c.type == "Established" and c.status == "True" for c in conditions)
+
+
+def wait_for(what: str, check: Callable[[], Any], timeout: float, every: float = 0.3) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(every)
+    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
+
+
+def stream_query(
+    name: str, plan: str, prefix: str, stack: Stack, parallelism: int = 1, **extra: Any
+) -> dict[str, Any]:
+    """A StreamQuery reading `{prefix}-{input}` topics and writing `{prefix}-out`."""
+    inputs = [spec.name for spec in builtin(plan).inputs]
+    spec = {
+        "plan": {"builtin": plan},
+        "kafka": {"bootstrapServers": stack.kafka},
+        "sources": [
+            {"name": i, "topic": f"{prefix}-{i}", "partitions": PARTITIONS} for i in inputs
+        ],
+        "sinks": [{"name": "out", "topic": f"{prefix}-out", "partitions": PARTITIONS}],
+        "parallelism": parallelism,
+        "snapshot": {
+            "endpoint": stack.s3_endpoint,
+            "bucket": "operator-tests",
+            "intervalSeconds": 2,
+            "credentials": {
+                "accessKey": {"name": "s3", "key": "access"},
+                "secretKey": {"name": "s3", "key": "secret"},
+            },
+        },
+        "controlToken": {"name": "control", "key": "token"},
+        **extra,
+    }
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "StreamQuery",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def migration(
+    name: str, query: str, protocol: str, target: dict[str, Any], **extra: Any
+) -> dict[str, Any]:
+    spec = {"queryRef": {"name": query}, "protocol": protocol, "target": target, **extra}
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "Migration",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def nexmark(plan: str, count: int, start: int = 0) -> dict[str, Batch]:
+    """The plan's inputs among `count` Nexmark events, 200 per second of event time."""
+    config = GeneratorConfig(partitions=PARTITIONS, events_per_second=200)
+    events = generate(7, start, count, config)
+    return {spec.name: events[spec.name] for spec in builtin(plan).inputs}
+
+
+def produce(stack: Stack, prefix: str, inputs: dict[str, Batch]) -> None:
+    producer = Producer({"bootstrap.servers": stack.kafka, "linger.ms": 5})
+    for name, batch in inputs.items():
+        for partition in range(PARTITIONS):
+            for value in encode_json(batch.take(batch.partition == partition)):
+                producer.produce(f"{prefix}-{name}", value, partition=partition)
+                producer.poll(0)
+    producer.flush(30)
+
+
+def reference(plan: str, inputs: list[dict[str, Batch]]) -> list[str]:
+    """Sorted result records of the in-process engine over the inputs, in order, no flush."""
+    instance = Instance(builtin(plan), range(PARTITIONS))
+    for chunk in inputs:
+        for name, batch in chunk.items():
+            for partition in range(PARTITIONS):
+                instance.feed(name, partition, batch.take(batch.partition == partition))
+    return sorted(json.dumps(r, sort_keys=True) for r in collect(instance.poll()))
+
+
+def read_committed(stack: Stack, topic: str, expect: int, timeout: float) -> list[str]:
+    """The committed records of `topic` (sorted JSON) once `expect` arrived and 3 s passed
+    quietly, or at the deadline."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": stack.kafka,
+            "group.id": f"operator-test-{time.time_ns()}",
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe([topic])
+    records: list[str] = []
+    deadline = time.monotonic() + timeout
+    quiet = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        for message in consumer.consume(1000, 0.5):
+            if message.error() is None:
+                records.append(json.dumps(json.loads(message.value() or b""), sort_keys=True))
+                quiet = time.monotonic() + 3
+        if len(records) >= expect and time.monotonic() > quiet:
+            break
+    consumer.close()
+    return sorted(records)
+
+
+@contextmanager
+def operator(namespace: str, stack: Stack) -> Iterator[KopfRunner]:
+    """The operator in this process, watching `namespace`; its exit is checked afterwards."""
+    os.environ["KUBECONFIG"] = stack.kubeconfig
+    os.environ["STREAMSHIFT_WORKER_IMAGE"] = "streamshift/worker:test"
+    args = ["run", "--standalone", "--namespace", namespace, "-m", "streamshift_operator.handlers"]
+    with KopfRunner(args, timeout=60) as runner:
+        yield runner
+    assert runner.exit_code == 0, runner.output
+    assert runner.exception is None, runner.exception

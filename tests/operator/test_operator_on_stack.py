@@ -1,0 +1,265 @@
+"""The operator in-process (KopfRunner) against the real local API server, with the node agent
+running real worker pods on real Kafka and MinIO: queries run and report, bad resources are
+refused or reported with what to fix, migrations move queries with exact output, an operator
+restarted mid-migration finishes it, `kubectl scale` rescales exactly."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+from operator_stack import (
+    MIG,
+    SQ,
+    Cluster,
+    Stack,
+    migration,
+    nexmark,
+    operator,
+    produce,
+    read_committed,
+    read_stack,
+    reference,
+    stream_query,
+    wait_for,
+)
+
+pytestmark = pytest.mark.stack
+
+
+@pytest.fixture(scope="module")
+def stack() -> Stack:
+    return read_stack()
+
+
+@pytest.fixture(scope="module")
+def cluster(stack: Stack) -> Cluster:
+    found = Cluster(stack.kubeconfig)
+    found.install_crds()
+    return found
+
+
+@pytest.fixture
+def namespace(cluster: Cluster, stack: Stack) -> Iterator[str]:
+    name = f"op-{uuid.uuid4().hex[:8]}"
+    cluster.core.create_namespace({"metadata": {"name": name}})
+    cluster.secrets(name, stack)
+    yield name
+    cluster.core.delete_namespace(name)
+
+
+def ready(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | None:
+    body = cluster.get(SQ, namespace, name)
+    status = body.get("status") or {}
+    current = status.get("observedGeneration") == body["metadata"]["generation"]
+    return status if current and status.get("phase") == "Running" else None
+
+
+def finished(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | None:
+    status = cluster.status(MIG, namespace, name)
+    return status if status.get("phase") in ("Succeeded", "Failed", "RolledBack") else None
+
+
+def split(inputs: dict[str, Any], at: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Each input's events before and from event time `at` (a prefix of every partition)."""
+    early = {n: b.take(b.ts < at) for n, b in inputs.items()}
+    late = {n: b.take(b.ts >= at) for n, b in inputs.items()}
+    return early, late
+
+
+def test_query_runs_reports_and_outputs_exactly(
+    cluster: Cluster, namespace: str, stack: Stack
+) -> None:
+    with operator(namespace, stack):
+        begin = time.monotonic()
+        cluster.create(SQ, namespace, stream_query("q5", "nexmark-q5", namespace, stack))
+        status = wait_for("q5 Running", lambda: ready(cluster, namespace, "q5"), 60)
+        print(f"StreamQuery applied to Running and reporting: {time.monotonic() - begin:.1f} s")
+        [instance] = status["instances"]
+        assert (instance["id"], instance["pod"], instance["ready"]) == (0, "q5-e0-0", True)
+        assert instance["partitions"] == [0, 1, 2, 3] and status["replicas"] == 1
+        conditions = {c["type"]: c["status"] for c in status["conditions"]}
+        assert conditions == {"Ready": "True", "Progressing": "False", "Degraded": "False"}
+        assert cluster.pods(namespace)["q5-e0-0"].status.phase == "Running"
+        inputs = nexmark("nexmark-q5", 20_000)
+        produce(stack, namespace, inputs)
+        expected = reference("nexmark-q5", [inputs])
+        assert len(expected) > 10
+        assert read_committed(stack, f"{namespace}-out", len(expected), 60) == expected
+        reported = wait_for(
+            "a watermark in status",
+            lambda: (s := cluster.status(SQ, namespace, "q5")).get("watermark") and s,
+            20,
+        )
+        assert reported["throughput"] > 0 and reported["lag"] == 0
+
+
+def refused(cluster: Cluster, plural: str, namespace: str, body: dict[str, Any]) -> str:
+    with pytest.raises(ApiException) as caught:
+        cluster.create(plural, namespace, body)
+    assert caught.value.status == 422
+    return str(caught.value.body)
+
+
+def reported(cluster: Cluster, plural: str, namespace: str, name: str, phase: str) -> str:
+    status = wait_for(
+        f"{name} {phase}",
+        lambda: (s := cluster.status(plural, namespace, name)).get("phase") == phase and s,
+        30,
+    )
+    return str(status["message"])
+
+
+def test_invalid_resources_are_refused_or_reported_and_the_operator_keeps_running(
+    cluster: Cluster, namespace: str, stack: Stack
+) -> None:
+    def sq(name: str, plan: str = "nexmark-q5", **extra: Any) -> dict[str, Any]:
+        return stream_query(name, plan, f"{namespace}-{name}", stack, **extra)
+
+    with operator(namespace, stack):
+        # Refused by the API server (schema and CEL rules), with what to fix.
+        assert "parallelism" in refused(cluster, SQ, namespace, sq("zero", parallelism=0))
+        assert "lower spec.parallelism" in refused(
+            cluster, SQ, namespace, sq("wide", parallelism=5)
+        )
+        assert "at most 40" in refused(cluster, SQ, namespace, sq("q" * 41))
+        bad_protocol = migration("m-proto", "q5", "teleport", {"parallelism": 2})
+        assert "teleport" in refused(cluster, MIG, namespace, bad_protocol)
+        both = migration("m-both", "q5", "auto", {"parallelism": 2, "moveInstances": [0]})
+        assert "set exactly one of target.parallelism" in refused(cluster, MIG, namespace, both)
+        unimico_plan = migration("m-up", "q5", "unimico", {"plan": {"builtin": "nexmark-q2"}})
+        assert "cannot change the plan" in refused(cluster, MIG, namespace, unimico_plan)
+        # Reported in status by the operator, with what to fix.
+        cluster.create(SQ, namespace, sq("unknown", plan="nexmark-q99"))
+        assert "spec.plan.builtin" in reported(cluster, SQ, namespace, "unknown", "Degraded")
+        inline = sq("inline")
+        inline["spec"]["plan"] = {"inline": {"name": "x", "inputs": [], "operators": []}}
+        cluster.create(SQ, namespace, inline)
+        assert "spec.plan.inline" in reported(cluster, SQ, namespace, "inline", "Degraded")
+        cluster.create(SQ, namespace, sq("global", parallelism=2))
+        assert "set spec.parallelism to 1" in reported(cluster, SQ, namespace, "global", "Degraded")
+        renamed = sq("renamed")
+        renamed["spec"]["sources"][0]["name"] = "bids"
+        cluster.create(SQ, namespace, renamed)
+        assert "add a source with name bid" in reported(
+            cluster, SQ, namespace, "renamed", "Degraded"
+        )
+        unsecret = sq("unsecret")
+        unsecret["spec"]["controlToken"] = {"name": "nope", "key": "token"}
+        cluster.create(SQ, namespace, unsecret)
+        assert "kubectl create secret" in reported(cluster, SQ, namespace, "unsecret", "Degraded")
+        cluster.create(MIG, namespace, migration("m-ghost", "ghost", "auto", {"parallelism": 2}))
+        assert "create it or fix spec.queryRef.name" in reported(
+            cluster, MIG, namespace, "m-ghost", "Failed"
+        )
+        # A valid query still runs; then migrations the runtime cannot drive fail with why.
+        cluster.create(SQ, namespace, sq("q5"))
+        wait_for("q5 Running", lambda: ready(cluster, namespace, "q5"), 60)
+        cluster.create(MIG, namespace, migration("m-uni", "q5", "unimico", {"moveInstances": [0]}))
+        assert "does not offer yet" in reported(cluster, MIG, namespace, "m-uni", "Failed")
+        cluster.create(MIG, namespace, migration("m-wide", "q5", "auto", {"parallelism": 2}))
+        assert "runs on one instance" in reported(cluster, MIG, namespace, "m-wide", "Failed")
+        assert ready(cluster, namespace, "q5") is not None  # still served after every refusal
+
+
+def run_and_migrate(
+    cluster: Cluster,
+    namespace: str,
+    stack: Stack,
+    plan: str,
+    parallelism: int,
+    start: Any,
+    restart_operator_in: str | None = None,
+) -> dict[str, Any]:
+    """Run `plan`, feed half the input, migrate with `start()`, feed the rest; the output must
+    equal the in-process reference. Returns the migration's final status."""
+    inputs = nexmark(plan, 20_000)
+    early, late = split(inputs, min(int(b.ts[len(b.ts) // 2]) for b in inputs.values()))
+    expected = reference(plan, [inputs])
+    with operator(namespace, stack):
+        cluster.create(SQ, namespace, stream_query("q", plan, namespace, stack, parallelism))
+        wait_for("q Running", lambda: ready(cluster, namespace, "q"), 60)
+        produce(stack, namespace, early)
+        name = start()
+        if restart_operator_in is not None:
+            wait_for(
+                f"{name} in {restart_operator_in}",
+                lambda: cluster.status(MIG, namespace, name).get("phase") == restart_operator_in,
+                60,
+                every=0.05,
+            )
+    with operator(namespace, stack):
+        produce(stack, namespace, late)
+        status = wait_for(f"{name} finished", lambda: finished(cluster, namespace, name), 180)
+        assert status["phase"] == "Succeeded", status
+        wait_for("q Running again", lambda: ready(cluster, namespace, "q"), 60)
+        assert read_committed(stack, f"{namespace}-out", len(expected), 90) == expected
+    return status
+
+
+def test_state_transfer_rescales_with_verified_exact_output(
+    cluster: Cluster, namespace: str, stack: Stack
+) -> None:
+    def start() -> str:
+        body = migration("grow", "q", "state-transfer", {"parallelism": 3}, verify=True)
+        cluster.create(MIG, namespace, body)
+        return "grow"
+
+    status = run_and_migrate(cluster, namespace, stack, "nexmark-q8", 2, start)
+    phases = [p["phase"] for p in status["phaseHistory"]]
+    assert phases == [
+        "Queued",
+        "Preparing",
+        "PausingAtMarker",
+        "TransferringState",
+        "HandingOver",
+        "Finalizing",
+        "Succeeded",
+    ]
+    assert status["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
+    assert status["cost"]["stateBytesMoved"] > 0 and status["cost"]["durationSeconds"] > 0
+    query = cluster.get(SQ, namespace, "q")
+    assert query["spec"]["parallelism"] == 3 and query["status"]["epoch"] == 1
+    assert [i["partitions"] for i in query["status"]["instances"]] == [[0, 1], [2], [3]]
+    assert sorted(p for p in cluster.pods(namespace)) == ["q-e1-0", "q-e1-1", "q-e1-2"]
+
+
+def test_operator_restarted_mid_savepoint_restart_finishes_exactly(
+    cluster: Cluster, namespace: str, stack: Stack
+) -> None:
+    def start() -> str:
+        cluster.create(
+            MIG, namespace, migration("move", "q", "savepoint-restart", {"moveInstances": [0]})
+        )
+        return "move"
+
+    status = run_and_migrate(cluster, namespace, stack, "nexmark-q5", 1, start, "StartingTarget")
+    assert status["protocol"] == "savepoint-restart"
+    assert sorted(cluster.pods(namespace)) == ["q-e1-0"]
+
+
+def test_kubectl_scale_rescales_exactly(cluster: Cluster, namespace: str, stack: Stack) -> None:
+    def start() -> str:
+        scale = {"spec": {"replicas": 3}}
+        cluster.custom.patch_namespaced_custom_object_scale(
+            "streamshift.io", "v1alpha1", namespace, SQ, "q", scale
+        )
+        made = wait_for(
+            "a Migration made by the operator",
+            lambda: [
+                m
+                for m in cluster.custom.list_namespaced_custom_object(
+                    "streamshift.io", "v1alpha1", namespace, MIG
+                )["items"]
+            ],
+            20,
+        )
+        return str(made[0]["metadata"]["name"])
+
+    status = run_and_migrate(cluster, namespace, stack, "nexmark-q8", 2, start)
+    assert status["protocol"] == "state-transfer" and "auto prefers" in status["protocolReason"]
+    assert cluster.status(SQ, namespace, "q")["replicas"] == 3
