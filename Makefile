@@ -67,3 +67,7 @@ bench-spark: setup-spark up ## Spark generator throughput into Kafka and oracle 
 .PHONY: crds
 crds: venv ## generate crds/*.yaml from the operator's typed models
 	$(PY) -m streamshift_operator.crdgen crds
+
+.PHONY: bench-runtime
+bench-runtime: venv ## one worker on the stack's Kafka vs the in-process engine, q5 and q8, JSON and columnar
+	$(PY) -m bench.runtime

@@ -2,6 +2,6 @@
 
 import sys
 
-from streamshift_engine.runtime.command import main
+from streamshift_engine.runtime.worker import main
 
 sys.exit(main())

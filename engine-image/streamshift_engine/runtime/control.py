@@ -19,9 +19,9 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from streamshift_engine.runtime import roles
+from streamshift_engine.runtime.loop import Command, Worker
 from streamshift_engine.runtime.manifest import Manifest
 from streamshift_engine.runtime.snapshots import SnapshotFailed
-from streamshift_engine.runtime.worker import Command, Worker
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 WORKER = web.AppKey("worker", Worker)

@@ -23,7 +23,7 @@ from streamshift_engine.runner import Instance
 from streamshift_engine.runtime.manifest import Manifest, choose, expired
 
 if TYPE_CHECKING:
-    from streamshift_engine.runtime.worker import Worker
+    from streamshift_engine.runtime.loop import Worker
 
 NEVER = np.iinfo(np.int64).min
 

@@ -15,9 +15,9 @@ from concurrent.futures import Future
 from typing import Any
 
 from streamshift_engine.runtime import recovery
+from streamshift_engine.runtime.loop import Worker
 from streamshift_engine.runtime.manifest import Manifest
 from streamshift_engine.runtime.source import Position
-from streamshift_engine.runtime.worker import Worker
 
 
 def positions_of(worker: Worker, partitions: Collection[int]) -> list[Position]:

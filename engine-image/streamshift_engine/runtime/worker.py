@@ -19,8 +19,8 @@ from aiohttp import web
 from streamshift_engine.runtime import roles
 from streamshift_engine.runtime.config import ConfigError, load
 from streamshift_engine.runtime.control import build_app
+from streamshift_engine.runtime.loop import Command, Worker
 from streamshift_engine.runtime.metrics import Metrics, setup_logging
-from streamshift_engine.runtime.worker import Command, Worker
 
 log = logging.getLogger("streamshift.worker")
 
@@ -28,7 +28,7 @@ log = logging.getLogger("streamshift.worker")
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `worker` to the `streamshift` console's subcommands."""
     parser = subparsers.add_parser("worker", help="run a worker pod's process (config from env)")
-    parser.set_defaults(handler=lambda _args: main())
+    parser.set_defaults(handler=lambda _arguments: main())
 
 
 def main() -> int:
