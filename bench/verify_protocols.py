@@ -1,23 +1,30 @@
 """Check at scale that every protocol's output with migration equals the output without.
 
-Random time windows (tumbling and sliding sizes), inputs, migration start steps and message
-delays, run on the engine's `Instance`; prints one line per protocol and the summary line.
+Case `i` is `migration.cases.make_case(FAMILIES[i % len(FAMILIES)], i)`: the seed queries Q1, Q2,
+Q3 and SMQ, Nexmark q5, q7 and q8, and random window plans (time and tuple based, tumbling and
+sliding, joins and aggregates), each with its own input, migration start step and message
+delays, run on the engine's `Instance`. Each case runs once without migration and once per
+protocol that accepts its plan; a protocol that refuses a plan is counted apart, with its reason.
+Cases where only one side emitted (a start after the last result) are exact but hand nothing
+over; the per-protocol line says how many cases had output from both origin and target.
+Prints one line per protocol, the refusals, and the summary line
+`protocols exact unimico=N/N parallel-track=N/N ...` where N counts the accepted cases.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 
-import numpy as np
-from streamshift_engine.events.batch import Batch
+from streamshift_engine.migration.cases import FAMILIES, Case, make_case
 from streamshift_engine.migration.parallel_track import ParallelTrack
 from streamshift_engine.migration.protocol import Protocol
 from streamshift_engine.migration.run import compare, run_migration, run_reference
 from streamshift_engine.migration.state_moving import MovingState, SavepointRestart, StateTransfer
 from streamshift_engine.migration.unimico import UniMiCo
 from streamshift_engine.plan.model import Plan
-from streamshift_engine.plan.parse import parse_plan
 from streamshift_engine.runner import Instance
 
 PROTOCOLS: list[type[Protocol]] = [
@@ -27,69 +34,77 @@ PROTOCOLS: list[type[Protocol]] = [
     StateTransfer,
     SavepointRestart,
 ]
-PARTITIONS = 2
 
 
-def window_plan(size: int, slide: int) -> Plan:
-    schema = {"ts": "int", "k": "int", "m": "int"}
-    window = {"kind": "time", "size": size, "slide": slide}
-    aggregate = {
-        "window": window,
-        "group_by": ["k"],
-        "aggregates": [{"name": "s", "fn": "sum", "field": "m"}],
-    }
-    return parse_plan(
-        {
-            "name": "sum",
-            "inputs": [
-                {"name": "S", "topic": "s", "time_field": "ts", "key_field": "k", "schema": schema}
-            ],
-            "operators": [
-                {"id": "w", "type": "window_aggregate", "input": "S", "params": aggregate}
-            ],
-            "output": "w",
-        }
-    )
+@dataclass
+class Tally:
+    """One protocol's record over the cases."""
+
+    exact: int = 0
+    accepted: int = 0
+    both_emitted: int = 0
+    refusals: Counter[str] = field(default_factory=Counter)
+    families: Counter[str] = field(default_factory=Counter)
 
 
-def inputs(rng: np.random.Generator, count: int) -> dict[str, Batch]:
-    ts = np.sort(rng.integers(0, 2_000, count))
-    keys = rng.integers(0, 4, count)
-    columns = {"ts": ts, "k": keys, "m": rng.integers(0, 100, count)}
-    partition = (keys % PARTITIONS).astype(np.int32)
-    return {"S": Batch("S", ts, partition, np.zeros(count, np.int64), columns)}
+def check_case(case: Case, tallies: dict[str, Tally]) -> None:
+    def factory(plan: Plan) -> Instance:
+        return Instance(plan, range(case.partitions))
 
-
-def one_case(protocol: type[Protocol], case: int) -> list[str]:
-    chooser = random.Random(case)
-    slide = chooser.choice([20, 50, 100])
-    plan = window_plan(slide * chooser.choice([1, 2, 3]), slide)
-    data = inputs(np.random.default_rng(case), 300)
-
-    def factory(p: Plan) -> Instance:
-        return Instance(p, range(PARTITIONS))
-
-    reference = run_reference(plan, data, PARTITIONS, factory, 50)
-    start, delay = chooser.randint(0, 45), chooser.randint(0, 4)
-    outcome = run_migration(protocol, plan, plan, data, PARTITIONS, factory, 50, start, case, delay)
-    return compare(reference.emitted, outcome.emitted)
+    reference = run_reference(case.plan, case.inputs, case.partitions, factory, case.slice_ms)
+    for protocol in PROTOCOLS:
+        tally = tallies[protocol.name]
+        reason = protocol.refusal(case.plan, case.plan)
+        if reason is not None:
+            tally.refusals[reason.split(": ", 1)[1]] += 1
+            continue
+        tally.accepted += 1
+        tally.families[case.family] += 1
+        outcome = run_migration(
+            protocol,
+            case.plan,
+            case.plan,
+            case.inputs,
+            case.partitions,
+            factory,
+            case.slice_ms,
+            case.start_step,
+            case.seed,
+            case.max_delay,
+        )
+        problems = compare(reference.emitted, outcome.emitted)
+        tally.exact += not problems
+        tally.both_emitted += {e.owner for e in outcome.emitted} == {"origin", "target"}
+        if problems:
+            where = f"{case.family} seed {case.seed} start {case.start_step}"
+            print(f"  {protocol.name} {where}: {'; '.join(problems)}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", type=int, default=500)
     cases = parser.parse_args().cases
-    summary = []
+    tallies: dict[str, Tally] = defaultdict(Tally)
+    started = time.perf_counter()
+    for index in range(cases):
+        check_case(make_case(FAMILIES[index % len(FAMILIES)], index), tallies)
+    seconds = time.perf_counter() - started
     for protocol in PROTOCOLS:
-        exact = 0
-        for case in range(cases):
-            problems = one_case(protocol, case)
-            exact += not problems
-            if problems:
-                print(f"  {protocol.name} case {case}: {'; '.join(problems)}")
-        print(f"{protocol.name}: {exact}/{cases} exact")
-        summary.append(f"{protocol.name}={exact}/{cases}")
-    print("protocols exact " + " ".join(summary))
+        tally = tallies[protocol.name]
+        plans = ", ".join(f"{name} {count}" for name, count in sorted(tally.families.items()))
+        refused = sum(tally.refusals.values())
+        print(
+            f"{protocol.name}: {tally.exact}/{tally.accepted} exact, {refused} refused, "
+            f"{tally.both_emitted} with output from both origin and target (accepted: {plans})"
+        )
+    for protocol in PROTOCOLS:
+        for reason, count in sorted(tallies[protocol.name].refusals.items()):
+            print(f"refused {protocol.name} x{count}: {reason}")
+    print(f"{cases} cases in {seconds:.0f} s")
+    summary = " ".join(
+        f"{p.name}={tallies[p.name].exact}/{tallies[p.name].accepted}" for p in PROTOCOLS
+    )
+    print(f"protocols exact {summary}")
 
 
 if __name__ == "__main__":
