@@ -8,6 +8,12 @@ the batch fall back to checking record by record; each malformed record (bad JSO
 object, missing field, wrong type, integer outside int64) becomes a `DeadLetter` with a precise
 reason, and decoding continues with the next record.
 
+Parsing all records of a poll in one `orjson.loads` call, joined into a JSON array, parses about
+1.3 to 2 times faster (measured on Nexmark bids), but is not exact: records that are each
+malformed can join into a valid array of the right length (`{"a":[{}` then `{}]}` make one
+object, `{},{}` makes two), so a poll could be decoded wrongly instead of dead-lettered. Each
+record is therefore parsed on its own.
+
 The columnar format is one Arrow IPC stream per Kafka record holding a whole `Batch`: the
 payload columns plus `__ts`, `__partition` and `__offset`, the source name in the schema
 metadata. Decoding is zero-copy for numeric columns; `columns=` reads only the named payload
