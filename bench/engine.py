@@ -1,9 +1,10 @@
 """`make bench-engine`: engine events/s per core, JSON and columnar input, against decode.
 
 One process pinned to one core. Nexmark input is generated and encoded in the wire format first
-(JSON: one record per event; columnar: one Arrow IPC record per poll of `--batch` records); the
-timed loop then decodes each poll, feeds it partition by partition to an engine `Instance`
-(merge order and watermark as in a worker), polls it and encodes the results in the same format.
+(JSON: one record per event; columnar: one Arrow IPC record per partition and poll, a poll
+being about `--batch` records); the timed loop decodes each poll partition by partition, feeds
+an engine `Instance` (merge order and watermark as in a worker), polls it and encodes the
+results in the same format.
 Rates count the events the query reads (bids; persons and auctions for q8). The decode limit is
 the rate at which `orjson.loads` alone gets through the same records. Peak memory of 10M events
 of q5 and q8 is measured in a fresh subprocess each (`VmHWM`), fed from the generator poll by
@@ -89,7 +90,9 @@ def plan_of(query: str) -> Plan:
 class Poll:
     """One poll of encoded records per input."""
 
-    parts: tuple[tuple[str, Any, Any, Any], ...]
+    parts: tuple[tuple[str, int, Any, Any, Any], ...]
+    """Per input and partition: input name, partition, encoded records (one Arrow IPC record,
+    or JSON records), their partitions and offsets (Kafka metadata)."""
     events: int
 
 
@@ -108,9 +111,9 @@ def encode_polls(events: int, batch: int, inputs: tuple[str, ...], fmt: str) -> 
     for generated in polls(events, batch, inputs):
         parts = []
         for name in inputs:
-            data = generated[name]
-            payload = _packed(encode_json(data)) if fmt == "json" else encode_columnar(data)
-            parts.append((name, payload, data.partition, data.offset))
+            for partition, data in by_partition(generated[name]):
+                payload = _packed(encode_json(data)) if fmt == "json" else encode_columnar(data)
+                parts.append((name, partition, payload, data.partition, data.offset))
         count = sum(len(generated[name]) for name in inputs)
         encoded.append(Poll(tuple(parts), count))
     return encoded
@@ -129,10 +132,10 @@ def unpacked(encoded: list[Poll], fmt: str) -> list[Poll]:
     polls = []
     for poll in encoded:
         parts = []
-        for name, (buffer, ends), partitions, offsets in poll.parts:
+        for name, partition, (buffer, ends), partitions, offsets in poll.parts:
             starts = [0, *ends[:-1]]
             records = [buffer[a:b] for a, b in zip(starts, ends, strict=True)]
-            parts.append((name, records, partitions, offsets))
+            parts.append((name, partition, records, partitions, offsets))
         polls.append(Poll(tuple(parts), poll.events))
     return polls
 
@@ -151,12 +154,12 @@ def run(query: str, encoded: list[Poll], fmt: str) -> tuple[float, int]:
     encoded = unpacked(encoded, fmt)
     started = time.perf_counter()
     for poll in encoded:
-        for name, payload, partitions, offsets in poll.parts:
+        for name, partition, payload, partitions, offsets in poll.parts:
             if fmt == "json":
                 batch, _ = decode_json(name, payload, partitions, offsets, schemas[name])
             else:
                 batch = decode_columnar(payload, reads[name])
-            feed(instance, name, batch)
+            instance.feed(name, partition, batch)
         for result in instance.poll():
             encode(result)
             results += len(result)
@@ -166,22 +169,21 @@ def run(query: str, encoded: list[Poll], fmt: str) -> tuple[float, int]:
     return time.perf_counter() - started, results
 
 
-def feed(instance: Instance, name: str, batch: Batch) -> None:
-    """A poll's records of one input (several partitions, as a consumer returns them), fed
-    partition by partition."""
+def by_partition(batch: Batch) -> Iterator[tuple[int, Batch]]:
+    """The records of each partition, in offset order (as a consumer fetches them)."""
     order = np.argsort(batch.partition, kind="stable")
     bounds = np.flatnonzero(np.diff(batch.partition[order])) + 1
     for part in np.split(order, bounds):
         if len(part):
-            instance.feed(name, int(batch.partition[part[0]]), batch.take(part))
+            yield int(batch.partition[part[0]]), batch.take(part)
 
 
 def decode_limit(encoded: list[Poll]) -> float:
     encoded = unpacked(encoded, "json")
-    records = [record for poll in encoded for _, payload, _, _ in poll.parts for record in payload]
+    records = [r for poll in encoded for part in poll.parts for r in part[2]]
     started = time.perf_counter()
     for poll in encoded:
-        for _, payload, _, _ in poll.parts:
+        for _, _, payload, _, _ in poll.parts:
             list(map(orjson.loads, payload))
     return len(records) / (time.perf_counter() - started)
 
@@ -193,7 +195,8 @@ def peak_memory(query: str, events: int, batch: int) -> None:
     largest_state = 0
     for generated in polls(events, batch, inputs):
         for name in inputs:
-            feed(instance, name, generated[name])
+            for partition, part in by_partition(generated[name]):
+                instance.feed(name, partition, part)
         instance.poll()
         largest_state = max(largest_state, instance.state_bytes())
     instance.flush()
