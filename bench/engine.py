@@ -221,7 +221,12 @@ def measure_memory(query: str, events: int, batch: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000, help="generated events per run")
-    parser.add_argument("--batch", type=int, default=10_000, help="records per poll of the inputs")
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=40_000,
+        help="records per poll of the inputs (default: 5,000 per partition of 8)",
+    )
     parser.add_argument("--memory-events", type=int, default=10_000_000)
     parser.add_argument("--quick", action="store_true", help="200K events, 1M for memory")
     parser.add_argument("--queries", default=",".join(QUERIES))
@@ -233,6 +238,11 @@ def main() -> None:
         return
     if args.quick:
         args.events, args.memory_events = 200_000, 1_000_000
+    print(
+        f"{args.events:,} generated events per run, polls of about {args.batch:,} records "
+        f"over {CONFIG.partitions} partitions, pinned to core {min(os.sched_getaffinity(0))}",
+        flush=True,
+    )
     rates: dict[tuple[str, str], float] = {}
     bid_limits: list[float] = []
     for fmt in ("json", "columnar"):
