@@ -259,26 +259,26 @@ def encode_results_columnar(results: ResultBatch) -> bytes:
 def result_ids(results: ResultBatch) -> pa.Array:
     """`results.ids()` as an Arrow string array, joined by Arrow compute when every key column
     holds integers or strings (whose Arrow text equals Python's `str`), else from `ids()`."""
-    keys = list(results.keys.values())
-    if len(results) == 0 or not all(_int_or_text(column) for column in keys):
+    key_texts = [_key_text(column) for column in results.keys.values()]
+    if len(results) == 0 or any(text is None for text in key_texts):
         return pa.array(results.ids(), type=pa.string())
-    texts = [pc.cast(pa.array(results.window_start), pa.string())]
-    texts.append(pc.cast(pa.array(results.window_end), pa.string()))
-    key_texts = [
-        pc.cast(pa.array(column, type=_arrow_type(column)), pa.string()) for column in keys
-    ]
+    bounds = [pc.cast(pa.array(b), pa.string()) for b in (results.window_start, results.window_end)]
     key = pc.binary_join_element_wise(*key_texts, ":") if key_texts else ""
-    return pc.binary_join_element_wise(results.query, *texts, key, "|")
+    return pc.binary_join_element_wise(results.query, *bounds, key, "|")
 
 
-def _int_or_text(column: npt.NDArray[Any]) -> bool:
+def _key_text(column: npt.NDArray[Any]) -> pa.Array | None:
+    """An integer or string key column as Arrow text; None for any other column."""
     if column.dtype.kind in "iu":
-        return True
-    return column.dtype == object and all(type(value) is str for value in column.tolist())
-
-
-def _arrow_type(column: npt.NDArray[Any]) -> pa.DataType:
-    return pa.string() if column.dtype == object else pa.from_numpy_dtype(column.dtype)
+        return pc.cast(pa.array(column), pa.string())
+    if column.dtype != object:
+        return None
+    try:
+        inferred = pa.array(column)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    is_text = pa.types.is_string(inferred.type) and inferred.null_count == 0
+    return inferred if is_text else None
 
 
 def _ipc_bytes(record_batch: pa.RecordBatch) -> bytes:
