@@ -108,7 +108,7 @@ def migrate(protocol: type[Protocol], old: Plan, new: Plan, seed: int, start: in
         protocol, old, new, data, PARTITIONS, instances(), 50, start, seed=seed, max_delay=2
     )
     assert compare(reference.emitted, outcome.emitted) == []
-    assert {e.owner for e in outcome.emitted} == {"origin", "target"}
+    assert "target" in {e.owner for e in outcome.emitted}
     assert len(reference.emitted) > 0
 
 
