@@ -125,16 +125,21 @@ class Instance:
     def _release(self, watermark: int | None) -> list[ResultBatch]:
         released: dict[str, list[Batch]] = {}
         for position in sorted(self.buffers, key=lambda p: (self.input_names.index(p[0]), p[1])):
-            pending = Batch.concat(self.buffers[position])
-            cut = len(pending) if watermark is None else int(np.searchsorted(pending.ts, watermark))
-            if cut == 0:
-                self.buffers[position] = [pending]
-                continue
-            ready = pending.take(slice(0, cut))
-            self.buffers[position] = [pending.take(slice(cut, None))] if cut < len(pending) else []
-            self.covered_to[position] = int(ready.offset[-1]) + 1
-            self.max_released[position] = int(ready.ts[-1])
-            released.setdefault(position[0], []).append(ready)
+            waiting: list[Batch] = []
+            for pending in self.buffers[position]:
+                cut = (
+                    len(pending)
+                    if watermark is None
+                    else int(np.searchsorted(pending.ts, watermark))
+                )
+                if cut < len(pending):
+                    waiting.append(pending.take(slice(cut, None)) if cut else pending)
+                if cut:
+                    ready = pending.take(slice(0, cut)) if cut < len(pending) else pending
+                    self.covered_to[position] = int(ready.offset[-1]) + 1
+                    self.max_released[position] = int(ready.ts[-1])
+                    released.setdefault(position[0], []).append(ready)
+            self.buffers[position] = waiting
         self.buffers = {p: b for p, b in self.buffers.items() if b}
         merged = {name: Batch.concat(parts) for name, parts in released.items()}
         if self.ordered:
