@@ -63,7 +63,8 @@ def join_tree_plan(
     name: str, tree: JoinTree, window_ms: int, key: str, schema: Mapping[str, str]
 ) -> Plan:
     """The plan joining the tree's streams (each with `schema`, keyed and joined on `key`, event
-    time in `ts`) in the tree's order (inputs listed by name, so every order reads them alike), with output fields `<stream>.<field>` and `id`."""
+    time in `ts`) in the tree's order. Inputs are listed by name, so every order reads them
+    alike; output fields are `<stream>.<field>` and `id`."""
     if isinstance(tree, str):
         raise ValueError("a join tree needs at least two streams")
     names = streams(tree)
