@@ -40,7 +40,7 @@ from streamshift_engine.plan import builtin
 from streamshift_engine.runner import Instance
 
 PARTITIONS = 4
-CHUNK = 5000
+CHUNK = 1000
 
 
 def stack_env() -> dict[str, str]:
@@ -176,10 +176,20 @@ def worker_rate(
             process.wait(10)
 
 
+def _share(config: GeneratorConfig, kind: str) -> float:
+    """The fraction of generated events that are of `kind`."""
+    parts = {
+        "person": config.person_proportion,
+        "auction": config.auction_proportion,
+        "bid": config.bid_proportion,
+    }
+    return parts[kind] / config.total_proportion
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
-        "--events", type=int, default=400_000, help="Nexmark events generated per query"
+        "--events", type=int, default=300_000, help="events each query reads (about)"
     )
     parser.add_argument("--queries", nargs="+", default=["nexmark-q5", "nexmark-q8"])
     args = parser.parse_args()
@@ -187,7 +197,9 @@ def main() -> None:
     ratios: dict[str, list[float]] = {"json": [], "columnar": []}
     for plan_name in args.queries:
         plan = builtin(plan_name)
-        events = generate(1, 0, args.events, GeneratorConfig(partitions=PARTITIONS))
+        config = GeneratorConfig(partitions=PARTITIONS)
+        share = sum(_share(config, spec.name) for spec in plan.inputs)
+        events = generate(1, 0, int(args.events / share), config)
         for fmt in ("json", "columnar"):
             encoded = {spec.name: records(events[spec.name], fmt) for spec in plan.inputs}
             total = sum(len(events[spec.name]) for spec in plan.inputs)

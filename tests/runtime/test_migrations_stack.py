@@ -1,8 +1,9 @@
-"""A state-transfer migration between two worker processes, driven through the control API
-as the operator drives it: the origin pauses partitions 2 and 3, snapshots and releases them;
-the target (started on hold) adopts them while input keeps arriving. Output read with
-read_committed has no duplicate, nothing outside the reference, and nothing missing up to the
-reference's watermark."""
+"""Migrations between worker processes, driven through the control API as the operator drives
+them. State-transfer: the origin pauses partitions 2 and 3, snapshots and releases them; the
+target (started on hold) adopts them while input keeps arriving; output read with read_committed
+has no duplicate, nothing outside the reference, and nothing missing up to the reference's
+watermark. Savepoint-restart: the origin stops with a final snapshot, a new pod (next epoch)
+restores it; output equals the reference exactly."""
 
 from __future__ import annotations
 
@@ -74,3 +75,27 @@ def test_state_transfer_of_two_partitions_is_exact(
     assert set(at_least) <= set(output), "missing results"
     assert control(origin, "GET", "/v1/status")[1]["partitions"] == [0, 1]
     assert control(target, "GET", "/v1/status")[1]["partitions"] == [2, 3]
+
+
+def test_savepoint_restart_is_exact(
+    services: Services, run_id: str, workers: WorkerProcesses
+) -> None:
+    bids = nexmark_input(24_000, 4)["bid"]
+    create_topics(services, [f"{run_id}-bid", f"{run_id}-out", f"{run_id}-out.dead"], 4)
+    half = int(bids.ts[len(bids) // 2])
+    produce(services, f"{run_id}-bid", bids.take(bids.ts < half), "json")
+    origin = worker_env(services, run_id, "nexmark-q5", STREAMSHIFT_SNAPSHOT_INTERVAL_S="600")
+    first = workers.start(origin)
+    wait_ready(origin, first)
+    deadline = time.monotonic() + 30
+    while control(origin, "GET", "/v1/status")[1]["counts"]["results_out"] == 0:
+        assert time.monotonic() < deadline, "origin produced nothing"
+        time.sleep(0.2)
+    status, manifest = control(origin, "POST", "/v1/migrations/m2/stop")
+    assert status == 200 and manifest["partitions"] == [0, 1, 2, 3]
+    assert first.wait(20) == 0
+    produce(services, f"{run_id}-bid", bids.take(bids.ts >= half), "json")
+    restarted = worker_env(services, run_id, "nexmark-q5", STREAMSHIFT_EPOCH="1")
+    wait_ready(restarted, workers.start(restarted))
+    expected = reference("nexmark-q5", {"bid": bids}, 4)
+    assert read_committed(services, f"{run_id}-out", len(expected), 40) == expected

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Mapping
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from typing import Any
 
 from streamshift_engine.runtime import recovery
@@ -44,10 +44,11 @@ def pause(
 def snapshot(
     worker: Worker, partitions: Collection[int] | None, migration: str | None
 ) -> Future[Manifest]:
-    """Commit, then snapshot (the upload finishes in the background; await the future)."""
+    """Commit, then snapshot (the upload finishes in the background; await the future). A
+    periodic upload still running is waited for first, whatever its outcome."""
     worker.commit()
-    if worker.upload is not None and not worker.upload.done():
-        worker.upload.result()
+    if worker.upload is not None:
+        wait([worker.upload])
     return worker.snapshot_async(partitions, migration)
 
 
