@@ -55,3 +55,16 @@ def test_run_takes_a_plan_file_and_routes_records_to_inputs(tmp_path: Path) -> N
     assert main(["run", "--plan", str(plan), "--input", str(source), "--output", str(output)]) == 0
     results = [orjson.loads(line) for line in output.read_bytes().splitlines()]
     assert sorted((r["S.m"], r["T.m"]) for r in results) == [(7, 6), (10, 5)]
+
+
+def test_run_over_generated_nexmark_events(tmp_path: Path) -> None:
+    output = tmp_path / "q7.jsonl"
+    assert (
+        main(["run", "--plan", "nexmark-q7", "--generate", "300000", "--output", str(output)]) == 0
+    )
+    results = [orjson.loads(line) for line in output.read_bytes().splitlines()]
+    ids = [r["window_start"] for r in results]
+    assert results and len(set(ids)) == 3
+    for window in set(ids):
+        prices = [r["price"] for r in results if r["window_start"] == window]
+        assert len(set(prices)) == 1

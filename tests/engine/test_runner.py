@@ -58,3 +58,30 @@ def test_a_snapshot_holds_the_positions_it_covers_and_rejects_other_queries() ->
         Instance(builtin("q1"), [0]).restore(data)
     with pytest.raises(SnapshotError):
         restored.restore(b"not a snapshot")
+
+
+def test_state_is_held_per_partition_and_dropped_by_partition() -> None:
+    plan = builtin("smq")
+    instance = Instance(plan, [0, 1, 2])
+    for partition in (0, 1, 2):
+        ts = np.array([100, 200], np.int64)
+        keys = np.array([partition, partition + 3])
+        batch = Batch(
+            "numbers",
+            ts,
+            np.full(2, partition, np.int32),
+            np.arange(2, dtype=np.int64),
+            {"ts": ts, "key": keys, "value": np.zeros(2, np.int64)},
+        )
+        instance.feed("numbers", partition, batch)
+    instance.flush()
+    assert instance.pipeline.partitions() == {0, 1, 2}
+    before = instance.state_bytes()
+    moving = instance.snapshot([1])
+    instance.drop([1])
+    assert instance.pipeline.partitions() == {0, 2}
+    assert 0 < instance.state_bytes() < before
+    elsewhere = Instance(plan, [1])
+    elsewhere.restore(moving)
+    assert elsewhere.pipeline.partitions() == {1}
+    assert elsewhere.covered() == {("numbers", 1): 2}

@@ -23,7 +23,6 @@ MAX_TS = "_max_ts"
 WINDOW_START = "_window_start"
 WINDOW_END = "_window_end"
 RESERVED = frozenset({MIN_TS, MAX_TS, WINDOW_START, WINDOW_END})
-NO_WINDOW = -1
 
 
 def min_ts(batch: Batch) -> npt.NDArray[np.int64]:

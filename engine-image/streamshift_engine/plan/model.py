@@ -79,9 +79,6 @@ class Plan:
                 return spec
         raise KeyError(name)
 
-    def input_index(self, name: str) -> int:
-        return [spec.name for spec in self.inputs].index(name)
-
     @property
     def controlling_window(self) -> WindowSpec | None:
         """The window of the last window operator before the output (seed 000, 3.1.1)."""

@@ -8,21 +8,17 @@ panes), so each record is aggregated once, into its pane, and panes are combined
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 
-class WindowAssigner(ABC):
-    """Maps event times to windows; `size` and `slide` in the window's unit."""
+class WindowAssigner:
+    """Base of the window kinds: `size` and `slide` in the window's unit (ms or tuples)."""
 
     size: int
     slide: int
-
-    @abstractmethod
-    def describe(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -31,9 +27,6 @@ class TimeWindows(WindowAssigner):
 
     size: int
     slide: int
-
-    def describe(self) -> str:
-        return f"time size={self.size} slide={self.slide}"
 
     @property
     def pane(self) -> int:
@@ -65,9 +58,6 @@ class RowsWindows(WindowAssigner):
     size: int
     slide: int
 
-    def describe(self) -> str:
-        return f"rows size={self.size} slide={self.slide}"
-
 
 @dataclass(frozen=True)
 class SessionWindows(WindowAssigner):
@@ -76,6 +66,3 @@ class SessionWindows(WindowAssigner):
     gap: int
     size: int = 0
     slide: int = 0
-
-    def describe(self) -> str:
-        return f"session gap={self.gap}"
