@@ -10,22 +10,24 @@ import pytest
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.wire import decode_columnar, encode_columnar, encode_json
 from streamshift_engine.nexmark.generator import generate
-from streamshift_engine.spark.generator import GenerateSpec, records_frame
+from streamshift_engine.spark.generator import DEFAULT_TOPICS, GenerateSpec, records_frame
 
 EVENTS = 100_000
 
 
-def _by_topic_partition(rows: list[Any]) -> dict[tuple[str, int], list[Any]]:
-    grouped: dict[tuple[str, int], list[Any]] = defaultdict(list)
-    for row in rows:
-        grouped[(row.topic, row.partition)].append(row)
+def _by_kind_partition(frame: Any) -> dict[tuple[str, int], list[dict[str, Any]]]:
+    """Records grouped by (event kind, partition), in the order Spark produced them."""
+    kinds = {topic: kind for kind, topic in DEFAULT_TOPICS.items()}
+    grouped: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+    for row in frame.toArrow().to_pylist():
+        grouped[(kinds[row["topic"]], row["partition"])].append(row)
     return grouped
 
 
 @pytest.mark.parametrize("seed", [7, 20261122])
 def test_json_records_equal_engine_bytes_for_100k_events(spark: Any, seed: int) -> None:
     spec = GenerateSpec(seed=seed, start_index=0, count=EVENTS, wire="json", tasks=2)
-    got = _by_topic_partition(records_frame(spark, spec).collect())
+    got = _by_kind_partition(records_frame(spark, spec))
     expected: dict[tuple[str, int], list[bytes]] = {}
     keys: dict[tuple[str, int], list[bytes]] = {}
     key_field = {"person": "id", "auction": "seller", "bid": "auction"}
@@ -37,19 +39,19 @@ def test_json_records_equal_engine_bytes_for_100k_events(spark: Any, seed: int) 
     assert sorted(got) == sorted(expected)
     assert sum(len(v) for v in got.values()) == EVENTS
     for where, rows in got.items():
-        assert [bytes(r.value) for r in rows] == expected[where], where
-        assert [bytes(r.key) for r in rows] == keys[where], where
+        assert [r["value"] for r in rows] == expected[where], where
+        assert [r["key"] for r in rows] == keys[where], where
 
 
 @pytest.mark.parametrize("seed", [7, 20261122])
 def test_columnar_records_decode_to_engine_events_for_100k_events(spark: Any, seed: int) -> None:
     spec = GenerateSpec(seed=seed, start_index=0, count=EVENTS, wire="columnar", chunk=30_000)
-    got = _by_topic_partition(records_frame(spark, spec).collect())
+    got = _by_kind_partition(records_frame(spark, spec))
     for kind, batch in generate(seed, 0, EVENTS).items():
         for p in np.unique(batch.partition).tolist():
-            decoded = [decode_columnar(bytes(r.value)) for r in got[(kind, p)]]
+            decoded = [decode_columnar(r["value"]) for r in got[(kind, p)]]
             assert all(b.source == kind for b in decoded)
-            assert [bytes(r.key) for r in got[(kind, p)]] == [str(p).encode()] * len(decoded)
+            assert [r["key"] for r in got[(kind, p)]] == [str(p).encode()] * len(decoded)
             _assert_same_events(Batch.concat(decoded), batch.take(batch.partition == p))
 
 
@@ -63,9 +65,10 @@ def _assert_same_events(got: Batch, expected: Batch) -> None:
 
 def test_each_chunk_is_the_engine_columnar_encoding_of_that_chunk(spark: Any) -> None:
     spec = GenerateSpec(seed=3, start_index=5_000, count=4_000, wire="columnar", chunk=2_000)
-    rows = records_frame(spark, spec).filter("topic = 'bid' and partition = 5").collect()
+    frame = records_frame(spark, spec).filter("topic = 'nexmark-bid' and partition = 5")
+    rows = frame.toArrow().to_pylist()
     expected = []
     for start in (5_000, 7_000):
         bids = generate(3, start, 2_000)["bid"]
         expected.append(encode_columnar(bids.take(bids.partition == 5)))
-    assert [bytes(r.value) for r in rows] == expected
+    assert [r["value"] for r in rows] == expected

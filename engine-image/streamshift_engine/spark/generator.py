@@ -29,7 +29,11 @@ from streamshift_engine.nexmark.model import KEY_FIELDS
 
 Wire = Literal["json", "columnar"]
 RECORD_SCHEMA = "topic string, partition int, key binary, value binary"
-DEFAULT_TOPICS: Mapping[str, str] = {"person": "person", "auction": "auction", "bid": "bid"}
+DEFAULT_TOPICS: Mapping[str, str] = {
+    "person": "nexmark-person",
+    "auction": "nexmark-auction",
+    "bid": "nexmark-bid",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,70 @@
+"""The reference oracle: a query's exact output computed by Spark, and the check of a real output.
+
+`reference` runs the Spark SQL form of a query (`queries`) over the events of a range of
+generator indices and returns `id -> value fields`; `verify` reads the query's output topic
+`read_committed` and compares (`compare`). The engine plays no part in the reference: only the
+generator (the definition of the input) is shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from streamshift_engine.nexmark.config import GeneratorConfig
+from streamshift_engine.plan.builtin import builtin
+from streamshift_engine.spark.compare import Report, compare
+from streamshift_engine.spark.events import kind_frame
+from streamshift_engine.spark.kafka import decode_results, read_committed
+from streamshift_engine.spark.queries import QUERIES, Source
+
+
+def generator_source(
+    spark: Any, seed: int, start_index: int, count: int, config: GeneratorConfig | None = None
+) -> Source:
+    """Events of generator indices `[start_index, start_index + count)`, as a query reads them."""
+
+    def source(kind: str, columns: Sequence[str] | None, with_offsets: bool) -> Any:
+        return kind_frame(spark, seed, start_index, count, kind, columns, config, with_offsets)
+
+    return source
+
+
+def reference_frame(query: str, source: Source) -> Any:
+    """The reference result DataFrame (`id` and the value columns) of a covered query."""
+    if query not in QUERIES:
+        raise KeyError(f"the oracle does not cover {query!r}; it covers {', '.join(QUERIES)}")
+    return QUERIES[query](source)
+
+
+def reference(query: str, source: Source) -> dict[str, dict[str, Any]]:
+    """`id -> value fields` of every reference result."""
+    rows = reference_frame(query, source).toArrow().to_pylist()
+    results: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        rid = row.pop("id")
+        if rid in results:
+            raise AssertionError(f"reference of {query} holds {rid} twice")
+        results[rid] = row
+    return results
+
+
+def key_names(query: str) -> tuple[str, ...]:
+    """The result key fields of a built-in query (what its ids are made of)."""
+    return builtin(query).result_keys
+
+
+def check(
+    query: str, expected: Mapping[str, Mapping[str, Any]], output: Iterable[Mapping[str, Any]]
+) -> Report:
+    """Compare output records with a computed reference."""
+    return compare(expected, output, query, key_names(query))
+
+
+def verify(
+    query: str, source: Source, bootstrap: str, topic: str, timeout_s: float = 60.0
+) -> Report:
+    """Compare the committed records of `topic` with the reference of `query` over `source`."""
+    expected = reference(query, source)
+    output = decode_results(read_committed(bootstrap, topic, timeout_s))
+    return check(query, expected, output)
