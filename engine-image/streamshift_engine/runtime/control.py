@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from streamshift_engine.runtime import roles
+from streamshift_engine.runtime import roles, unimico
 from streamshift_engine.runtime.loop import Command, Worker
 from streamshift_engine.runtime.manifest import Manifest
 from streamshift_engine.runtime.snapshots import SnapshotFailed
@@ -119,7 +119,14 @@ async def _migration(request: web.Request) -> web.Response:
         "release": lambda w: roles.release(w, _need(parts)),
         "begin": lambda w: roles.begin_target(w, _need(parts)),
         "stop": roles.stop,
+        "handoff": lambda w: unimico.handoff_origin(
+            w, migration, _need(parts), int(body["ts_start"])
+        ),
+        "activate": lambda w: unimico.activate(w, int(body["activation"])),
+        "release-output": unimico.release_output,
     }
+    if action == "begin" and body.get("protocol") == "unimico":
+        actions["begin"] = lambda w: unimico.begin_target(w, migration, _need(parts))
     if action not in actions:
         return web.json_response({"error": f"unknown action {action!r}"}, status=404)
     if action == "begin" and body.get("role", "target") != "target":

@@ -23,7 +23,7 @@ from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter
 from streamshift_engine.runner import Instance
-from streamshift_engine.runtime import recovery
+from streamshift_engine.runtime import recovery, unimico
 from streamshift_engine.runtime.config import WorkerConfig
 from streamshift_engine.runtime.manifest import Manifest
 from streamshift_engine.runtime.metrics import Metrics
@@ -67,6 +67,7 @@ class Worker:
         self.counts = {"events_in": 0, "results_out": 0, "dead_letters": 0, "snapshots_failed": 0}
         self.lag = 0
         self.phase = "running"
+        self.handoff: unimico.Handoff | None = None
 
     def run(self) -> None:
         """Recover (unless holding for a migration) and loop until stopped."""
@@ -110,7 +111,7 @@ class Worker:
         """One batched consume, fed and polled; output queued unless it is replayed output."""
         batches, dead = self.source.fetch(timeout)
         begin = time.perf_counter()
-        for position, batch in batches.items():
+        for position, batch in unimico.intercept(self, batches).items():
             self._feed(position, batch)
         dead = [d for d in dead if self._wanted((d.source, d.partition), d.offset)]
         for letter in dead:
@@ -124,6 +125,7 @@ class Worker:
                 recovery.end_replay(self)
         else:
             self._emit(results, dead + late)
+        unimico.after_emit(self)
         self.metrics.busy.inc(time.perf_counter() - begin)
 
     def _wanted(self, position: Position, offset: int) -> bool:
@@ -145,16 +147,32 @@ class Worker:
         self.metrics.events_in.inc(len(batch))
 
     def _emit(self, results: list[ResultBatch], dead: list[DeadLetter]) -> None:
-        count = self.sink.results(results)
+        self.emit_results(unimico.output(self, results))
         self.sink.dead_letters(dead)
-        self.dirty = self.dirty or bool(count or dead)
-        self.counts["results_out"] += count
+        self.dirty = self.dirty or bool(dead)
         self.counts["dead_letters"] += len(dead)
-        self.metrics.results_out.inc(count)
         self.metrics.dead_letters.inc(len(dead))
+
+    def emit_results(self, results: list[ResultBatch]) -> None:
+        """Queue results in the open transaction and count them."""
+        count = self.sink.results(results)
+        self.dirty = self.dirty or bool(count)
+        self.counts["results_out"] += count
+        self.metrics.results_out.inc(count)
         newest = max((int(r.max_ts.max()) for r in results if len(r)), default=None)
         if newest is not None:
             self.metrics.latency.observe(max(0.0, time.time() - newest / 1000))
+
+    def release(self, partitions: Collection[int]) -> None:
+        """Hand `partitions` over: commit, then forget their state, positions and markers."""
+        self.commit()
+        for position in [p for p in self.consumed if p[1] in set(partitions)]:
+            self.consumed.pop(position, None)
+            self.markers.pop(position, None)
+        self.instance.drop(partitions)
+        self.source.release(partitions)
+        self.phase = "released"
+        self.metrics.set_phase(self.phase)
 
     def commit(self) -> None:
         """Commit the open transaction with the consumed positions."""

@@ -54,14 +54,7 @@ def snapshot(
 
 def release(worker: Worker, partitions: Collection[int]) -> dict[str, Any]:
     """Hand `partitions` over: commit, then forget their state, positions and markers."""
-    worker.commit()
-    for position in positions_of(worker, partitions):
-        worker.consumed.pop(position, None)
-        worker.markers.pop(position, None)
-    worker.instance.drop(partitions)
-    worker.source.release(partitions)
-    worker.phase = "released"
-    worker.metrics.set_phase(worker.phase)
+    worker.release(partitions)
     return {"released": sorted(partitions)}
 
 
@@ -92,6 +85,7 @@ def status(worker: Worker) -> dict[str, Any]:
         "lag": worker.lag,
         "state_bytes": worker.instance.state_bytes(),
         "counts": dict(worker.counts),
+        "handoff": None if worker.handoff is None else worker.handoff.report(),
         "last_snapshot": None
         if last is None
         else {"key": last.object_key, "bytes": last.size, "created": last.created},

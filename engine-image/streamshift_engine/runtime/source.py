@@ -91,8 +91,16 @@ class KafkaSource:
             positions[(self.inputs[tp.topic], tp.partition)] = end * self.slots
         self.seek(positions)
 
+    def end_offsets(self, positions: Iterable[Position]) -> dict[Position, int]:
+        """The event offset at the end of each (input, partition) now."""
+        return {
+            (n, p): self._end(TopicPartition(self.topics[n], p)) * self.slots for n, p in positions
+        }
+
     def _end(self, tp: TopicPartition) -> int:
-        _, high = self.consumer.get_watermark_offsets(TopicPartition(tp.topic, tp.partition))
+        _, high = self.consumer.get_watermark_offsets(
+            TopicPartition(tp.topic, tp.partition), timeout=10.0
+        )
         return int(high)
 
     def release(self, partitions: Iterable[int]) -> None:
