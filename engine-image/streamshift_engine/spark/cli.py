@@ -1,0 +1,99 @@
+"""`streamshift generate` and `streamshift verify`: the Spark jobs as console subcommands.
+
+`register(subparsers)` adds both to the `streamshift` parser (see `streamshift_engine.cli`);
+`main(argv)` runs them standalone (`python -m streamshift_engine.spark.cli generate ...`), which
+is also the application the Spark-on-Kubernetes driver runs. Each handler returns the exit
+code: `verify` is non-zero on any missing, duplicate, wrong or extra result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from streamshift_engine.nexmark.config import GeneratorConfig
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--start", type=int, default=0, help="first generator index")
+    parser.add_argument("--events", type=int, default=1_000_000, help="generator indices")
+    parser.add_argument("--partitions", type=int, default=GeneratorConfig().partitions)
+    parser.add_argument("--event-rate", type=int, default=GeneratorConfig().events_per_second)
+    parser.add_argument("--bootstrap", help="Kafka bootstrap (default: $KAFKA_BOOTSTRAP, stack)")
+    parser.add_argument("--master", default="local[2]", help="Spark master")
+
+
+def _config(args: argparse.Namespace) -> GeneratorConfig:
+    return GeneratorConfig(partitions=args.partitions, events_per_second=args.event_rate)
+
+
+def register(subparsers: Any) -> None:
+    gen = subparsers.add_parser("generate", help="Nexmark events into Kafka through Spark")
+    _common(gen)
+    gen.add_argument("--wire", choices=("json", "columnar"), default="json")
+    gen.add_argument("--topic-prefix", default="nexmark-")
+    gen.add_argument("--shape", choices=("bounded", "constant", "step", "sine"), default="bounded")
+    gen.add_argument("--rate", type=float, default=50_000.0, help="events/s (streaming shapes)")
+    gen.add_argument("--high", type=float, default=100_000.0, help="step target / sine peak")
+    gen.add_argument("--step-at", type=float, default=30.0, help="seconds until the step")
+    gen.add_argument("--period", type=float, default=60.0, help="sine period in seconds")
+    gen.add_argument("--duration", type=float, default=60.0, help="streaming seconds")
+    gen.set_defaults(handler=generate_command)
+    ver = subparsers.add_parser("verify", help="compare an output topic with the Spark oracle")
+    _common(ver)
+    ver.add_argument("--query", required=True, help="nexmark-q0..q8 or smq")
+    ver.add_argument("--topic", required=True, help="the query's output topic")
+    ver.add_argument("--timeout", type=float, default=60.0)
+    ver.set_defaults(handler=verify_command)
+
+
+def generate_command(args: argparse.Namespace) -> int:
+    from streamshift_engine.spark.generator import GenerateSpec, generate_to_kafka
+    from streamshift_engine.spark.kafka import bootstrap_servers, ensure_topics
+    from streamshift_engine.spark.pacing import RateShape, paced
+    from streamshift_engine.spark.session import spark_session
+
+    bootstrap = bootstrap_servers(args.bootstrap)
+    topics = {k: f"{args.topic_prefix}{k}" for k in ("person", "auction", "bid")}
+    ensure_topics(bootstrap, topics.values(), args.partitions)
+    spark = spark_session(args.master)
+    spec = GenerateSpec(args.seed, args.start, args.events, args.wire, _config(args), topics)
+    began = time.perf_counter()
+    if args.shape == "bounded":
+        written = generate_to_kafka(spark, spec, bootstrap)
+    else:
+        shape = RateShape(args.shape, args.rate, args.high, args.step_at, args.period)
+        log = paced(spec, shape, args.duration, lambda s: generate_to_kafka(spark, s, bootstrap))
+        written = sum(n for _, n in log)
+    elapsed = time.perf_counter() - began
+    print(f"generated {written} events ({args.wire}) in {elapsed:.1f} s: {written / elapsed:.0f}/s")
+    print(f"next index {args.start + written}")
+    return 0
+
+
+def verify_command(args: argparse.Namespace) -> int:
+    from streamshift_engine.spark.kafka import bootstrap_servers
+    from streamshift_engine.spark.oracle import generator_source, verify
+    from streamshift_engine.spark.session import spark_session
+
+    spark = spark_session(args.master)
+    source = generator_source(spark, args.seed, args.start, args.events, _config(args))
+    report = verify(args.query, source, bootstrap_servers(args.bootstrap), args.topic, args.timeout)
+    print("\n".join(report.lines()))
+    return 0 if report.ok else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="streamshift-spark", description=__doc__)
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    code: int = args.handler(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
