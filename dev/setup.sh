@@ -10,20 +10,26 @@ need() {  # need TOOL PART FIX
   command -v "$1" >/dev/null 2>&1 || die "$2" "'$1' is not installed" "$3"
 }
 need java kafka "apt-get install -y openjdk-17-jre-headless (Kafka 4 needs Java 17 or newer)"
-need mvn kafka "apt-get install -y maven (it resolves the Kafka jars)"
-need go "kube-apiserver, minio" "install Go 1.26 or newer and put it on PATH"
 need openssl pki "apt-get install -y openssl"
 need ss up.sh "apt-get install -y iproute2"
 need curl up.sh "apt-get install -y curl"
 java_major="$(java -XshowSettings:properties -version 2>&1 | awk -F'= ' '/java.specification.version/ {print $2}')"
 [ "${java_major%%.*}" -ge 17 ] 2>/dev/null || die kafka "Java $java_major found, Kafka 4 needs 17+" "install openjdk-17 and put it first on PATH"
-go_minor="$(go env GOVERSION | sed -E 's/^go1\.([0-9]+).*/\1/')"
-[ "$go_minor" -ge 26 ] 2>/dev/null || die kube-apiserver "$(go env GOVERSION) found, Kubernetes ${K8S_VERSION} needs Go 1.26+" "install Go 1.26 or newer"
+need_go() {  # only a part that must be built needs Go
+  need go "$1" "install Go 1.26 or newer and put it on PATH"
+  local minor
+  minor="$(go env GOVERSION | sed -E 's/^go1\.([0-9]+).*/\1/')"
+  [ "$minor" -ge 26 ] 2>/dev/null || die "$1" "$(go env GOVERSION) found, this build needs Go 1.26+" "install Go 1.26 or newer"
+}
 
 # step NAME STAMP COMMAND...: run COMMAND unless STAMP exists; its output goes to log/setup/NAME.log.
 step() {
   local name="$1" stamp="$2"; shift 2
   if [ -e "$stamp" ]; then say "$name: cached"; return 0; fi
+  case "$name" in
+    kafka) need mvn kafka "apt-get install -y maven (it resolves the Kafka jars)" ;;
+    minio|kube-apiserver) need_go "$name" ;;
+  esac
   local t0=$SECONDS logf="$LOG/setup/$name.log"
   say "$name: installing (log: $logf)"
   if ! "$@" >"$logf" 2>&1; then

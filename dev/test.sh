@@ -2,15 +2,19 @@
 # What CI runs (`make test`, after `make setup`): lint and type checks, then every test under
 # tests/ (pure and `stack`-marked) against the local stack. Starts the stack if it is not up and
 # then stops it again on exit; a stack that was already up is left running. Exits with pytest's
-# status.
+# status, or 1 if the tests passed but a lint or type check failed.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 cd "$REPO"
 
-say "lint: ruff check, ruff format --check, mypy"
-"$VENV/bin/ruff" check .
-"$VENV/bin/ruff" format --check .
-"$VENV/bin/mypy"
+# lint first; a failure is reported and fails the run, but the tests still run
+lint_failed=()
+say "lint: ruff check ."
+"$VENV/bin/ruff" check . || lint_failed+=("ruff check")
+say "lint: ruff format --check ."
+"$VENV/bin/ruff" format --check . || lint_failed+=("ruff format")
+say "types: mypy"
+"$VENV/bin/mypy" || lint_failed+=("mypy")
 
 started_stack=0
 stop_stack() {
@@ -35,5 +39,9 @@ set -e
 if [ "$rc" -eq 5 ]; then
   say "pytest collected no tests"
   rc=1
+fi
+if [ ${#lint_failed[@]} -gt 0 ]; then
+  say "FAILED: ${lint_failed[*]} (see above)"
+  [ "$rc" -ne 0 ] || rc=1
 fi
 exit "$rc"

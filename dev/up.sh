@@ -82,6 +82,16 @@ wait_healthy() {  # wait_healthy PART...: until each is healthy, its process die
   done
 }
 
+# every port first, so a taken one stops the start before anything runs
+for part in "${PARTS[@]}"; do
+  part_pid "$part" >/dev/null && continue
+  for p in $(ports_of "$part"); do
+    owner="$(port_owner "$p")"
+    [ -z "$owner" ] || die "$part" "port 127.0.0.1:$p is already taken: $owner" \
+      "stop that process, or pick another port: export $(port_var "$p")=<free port>"
+  done
+done
+
 t0=$SECONDS
 launch etcd "$BIN/etcd" --name streamshift --data-dir "$DATA/etcd" \
   --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
@@ -112,7 +122,7 @@ launch kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig "$KUB
   --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --leader-elect=false --cert-dir "$DATA/kcm" \
   --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
   --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
-  --controllers '*,-node-lifecycle-controller,-node-ipam-controller,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller' \
+  --controllers '*,-node-lifecycle-controller,-node-ipam-controller,-taint-eviction-controller,-persistentvolume-attach-detach-controller' \
   --profiling=false
 launch node-agent "$VENV/bin/streamshift-dev" node-agent --kubeconfig "$KUBECONFIG_PATH" --node "$NODE_NAME" \
   --log-dir "$LOG/pods" --work-dir "$DATA/pods" --path "$VENV/bin"

@@ -202,12 +202,13 @@ class NodeAgent:
             self.core.delete_namespaced_pod(
                 meta["name"],
                 meta["namespace"],
-                grace_period_seconds=0,
-                body={"preconditions": {"uid": meta["uid"]}},
+                # with a body the API server ignores query parameters: the grace goes in the body
+                body={"gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}},
             )
         except client.ApiException as exc:
             if exc.status not in (404, 409):
                 raise
+            return True  # already gone, or a new pod of the same name
         log.info("pod %s: deleted", pod_key(pod))
         return True
 

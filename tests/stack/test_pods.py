@@ -137,15 +137,15 @@ def test_restart_policies_and_exit_codes(stack: Stack, core: Any, namespace: str
     failed = wait_for("pod fails Failed", lambda: phase("fails", "Failed"), timeout=30)
     term = failed["status"]["containerStatuses"][0]["state"]["terminated"]
     assert term["exitCode"] == 3 and term["reason"] == "Error"
-    assert "bye" in (stack.pod_logs / f"{namespace}_fails_main.log").read_text()
+    assert "bye" in (stack.pod_logs / f"{namespace}_fails_main.log").read_text().splitlines()
 
     done = wait_for("pod flaky Succeeded", lambda: phase("flaky", "Succeeded"), timeout=30)
     cs = done["status"]["containerStatuses"][0]
     assert cs["restartCount"] == 1
     assert cs["lastState"]["terminated"]["exitCode"] == 1
     assert cs["state"]["terminated"]["exitCode"] == 0
-    text = (stack.pod_logs / f"{namespace}_flaky_main.log").read_text()
-    assert text.index("first") < text.index("second")
+    lines = (stack.pod_logs / f"{namespace}_flaky_main.log").read_text().splitlines()
+    assert [x for x in lines if x in ("first", "second")] == ["first", "second"]
 
 
 def test_deployment_pods_run_and_owned_objects_are_collected(
@@ -153,8 +153,8 @@ def test_deployment_pods_run_and_owned_objects_are_collected(
 ) -> None:
     apps = client.AppsV1Api(core.api_client)
     labels = {"app": "sleeper"}
-    template = {"metadata": {"labels": labels}, **_pod("x", ["sleep", "600"])}
-    del template["metadata"]["name"]
+    template = _pod("x", ["sleep", "600"])
+    template["metadata"] = {"labels": labels}
     apps.create_namespaced_deployment(
         namespace,
         {
