@@ -8,6 +8,7 @@ import asyncio
 import base64
 import os
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from kubernetes import client, config
@@ -61,11 +62,21 @@ class Kube:
         found = await self._call(self.core.list_namespaced_pod, namespace, label_selector=selector)
         return list(found.items)
 
-    async def delete_pod(self, namespace: str, name: str) -> None:
+    async def delete_pod(self, namespace: str, name: str, grace_seconds: int = 5) -> None:
+        """Delete gracefully; a pod still Terminating after its grace period (its node stopped
+        the process but never confirmed) is removed as `kubectl delete --force` would."""
         try:
-            await self._call(self.core.delete_namespaced_pod, name, namespace)
+            pod = await self._call(self.core.read_namespaced_pod, name, namespace)
+            expired = pod.metadata.deletion_timestamp is not None and (
+                pod.metadata.deletion_timestamp < datetime.now(UTC)
+            )
+            options = {
+                "gracePeriodSeconds": 0 if expired else grace_seconds,
+                "preconditions": {"uid": pod.metadata.uid},
+            }
+            await self._call(self.core.delete_namespaced_pod, name, namespace, body=options)
         except ApiException as error:
-            if error.status != 404:
+            if error.status not in (404, 409):
                 raise
 
     async def secret_value(self, namespace: str, name: str, key: str) -> str | None:

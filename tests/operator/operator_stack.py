@@ -126,8 +126,12 @@ def wait_for(what: str, check: Callable[[], Any], timeout: float, every: float =
 def stream_query(
     name: str, plan: str, prefix: str, stack: Stack, parallelism: int = 1, **extra: Any
 ) -> dict[str, Any]:
-    """A StreamQuery reading `{prefix}-{input}` topics and writing `{prefix}-out`."""
-    inputs = [spec.name for spec in builtin(plan).inputs]
+    """A StreamQuery reading `{prefix}-{input}` topics and writing `{prefix}-out` (an unknown
+    plan reads `bid`)."""
+    try:
+        inputs = [spec.name for spec in builtin(plan).inputs]
+    except KeyError:
+        inputs = ["bid"]
     spec = {
         "plan": {"builtin": plan},
         "kafka": {"bootstrapServers": stack.kafka},
