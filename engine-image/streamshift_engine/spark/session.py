@@ -54,9 +54,14 @@ def session_config(
 
 
 def spark_session(master: str = "local[2]", driver_memory: str = "2g") -> Any:
-    """Get or create the process's SparkSession with `session_config` and WARN-level logs."""
+    """Get or create the process's SparkSession with `session_config` and WARN-level logs; an
+    empty `master` keeps what spark-submit configured (Spark on Kubernetes)."""
     from pyspark.sql import SparkSession
 
+    if not master:
+        spark = SparkSession.builder.getOrCreate()
+        spark.sparkContext.setLogLevel("WARN")
+        return spark
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
