@@ -78,7 +78,7 @@ wait_healthy() {  # wait_healthy PART...: until each is healthy, its process die
       [ $SECONDS -lt $deadline ] || { tail -n 15 "$LOG/$part.log" >&2; die "$part" "not healthy after ${TIMEOUT}s; log: $LOG/$part.log" "read the log; 'make down' stops what started"; }
       sleep 0.5
     done
-    say "$part: healthy"
+    say "$part: healthy ($((SECONDS - t0)) s)"
   done
 }
 
