@@ -107,7 +107,10 @@ async def pause_origin(run: Run) -> bool:
 
 
 async def snapshot_origin(run: Run) -> bool:
-    """Pause (if not yet), snapshot the moving partitions, release them; learn the bytes."""
+    """Pause (if not yet), snapshot the moving partitions, release them; learn the bytes.
+    Done for good once the bytes are in status: the origin may be gone by the next tick."""
+    if run.status.cost.state_bytes_moved is not None:
+        return True
     if not await pause_origin(run):
         return False
     covered = moved = 0
