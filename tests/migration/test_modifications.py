@@ -79,7 +79,7 @@ def reference(data: Batch, switch: dict[TopicPartition, int], new_row: Any) -> d
             {**row, "score": row["value"] * 2} if offset < switch[("numbers", p)] else new_row(row)
         )
         if made is not None:
-            rows[f"numbers@{p}:{offset}"] = made
+            rows[f"smq|-1|-1|numbers@{p}:{offset}"] = made
     return rows
 
 

@@ -95,7 +95,11 @@ class ResultBatch:
             yield dict(zip(names, values, strict=True))
 
     def to_records(self) -> list[dict[str, Any]]:
-        """Results as output records: id, window bounds, key and value fields."""
+        """Results as output records: the result id, window bounds, key and value fields.
+
+        `id` is always the deterministic result id. A key column that is itself called `id` (a
+        join's identity) is left out: its value is the key part of the result id.
+        """
         records = []
         for rid, start, end, row in zip(
             self.ids(),
@@ -104,6 +108,7 @@ class ResultBatch:
             self.rows(),
             strict=True,
         ):
+            row.pop("id", None)
             records.append({"id": rid, "window_start": start, "window_end": end, **row})
         return records
 

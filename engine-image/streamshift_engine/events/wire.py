@@ -251,6 +251,8 @@ def encode_results_columnar(results: ResultBatch) -> bytes:
     metadata = [results.partition, results.window_start, results.window_end]
     arrays += [pa.array(a) for a in [*metadata, results.min_ts, results.max_ts]]
     for name, column in [*results.keys.items(), *results.values.items()]:
+        if name == "id":
+            continue  # a join's identity: already the key part of the result id
         arrays.append(_to_arrow(column))
         names.append(name)
     return _ipc_bytes(pa.RecordBatch.from_arrays(arrays, names=names))

@@ -51,7 +51,7 @@ def brute_force(data: dict[str, Batch], names: str, window: int) -> list[str]:
     for combination in itertools.product(*sides):
         times = [t for _, t, _ in combination]
         if len({k for *_, k in combination}) == 1 and max(times) - min(times) <= window:
-            found.append("*".join(sorted(i for i, _, _ in combination)))
+            found.append("multi|-1|-1|" + "*".join(sorted(i for i, _, _ in combination)))
     return sorted(found)
 
 
@@ -76,4 +76,4 @@ def test_a_4_way_join_in_two_orders_gives_identical_records() -> None:
         outputs.append(sorted(collect(results), key=lambda r: str(r["id"])))
     assert outputs[0] == outputs[1]
     assert [r["id"] for r in outputs[0]] == brute_force(data, "ABCD", 60)
-    assert set(outputs[0][0]) >= {"A.m", "B.m", "C.m", "D.m", "id"}
+    assert set(outputs[0][0]) >= {"A.m", "B.m", "C.m", "D.m", "id", "window_start"}
