@@ -68,7 +68,7 @@ def test_with_migration_equals_without_or_refuses(
     ("family", "refusing"),
     [
         ("q1", set()),
-        ("q2", {"parallel-track"}),
+        ("q2", set()),
         ("q3", {"parallel-track"}),
         ("smq", {"unimico", "parallel-track"}),
         ("nexmark-q5", set()),

@@ -2,25 +2,28 @@
 
 Phases:
 
-1. `starting`: the coordinator asks the origin to start; the origin's watermark when the request
-   arrives is `T_M_start`: tuples before it are *old*, the rest *new* (4.1's definition, by
-   position in the log).
-2. `parallel`: the target runs the new plan (the same plan for a move, an equivalent one for a plan
-   change) with empty state from the offsets at `T_M_start`, less the upstream horizon of its
-   plan (the log is the buffer: windows below the controlling one are rebuilt from there). The
-   origin keeps running the old plan and emits only results that contain an old tuple (4.2.2:
-   the old root skips new-new joins); the target's results are held back (4.2.3) so per-key
-   order holds. Both use the split of `handoff` at `A`, `T_M_start` aligned on the window grid.
-3. The monitor (`Monitor_Old_Box`) ends the old plan once its watermark has passed `A` plus the
-   plan's horizon (equation (4): `W`, or `2W` for stacked joins): it holds no old tuple any more.
-   The origin is disconnected and the held results are released: `done`.
+1. `starting`: the coordinator asks the origin to start. `T_M_start` is when the request arrives:
+   the tuples the origin's instance has released into its plan by then (event time before its
+   watermark `A`) are *old*, every other tuple *new* (`monitor`).
+2. `parallel`: the target runs the new plan (the same plan for a move, an equivalent one for a
+   plan change) with empty state, reading the log from `A` less the plan's read-back (`marking`:
+   windows straddling `A` must be seen whole to be recognised as old), and emits only new results
+   (no old tuple in them). The origin keeps running the old plan and emits only old results
+   (4.2.2: the old root skips new-new combinations); the target's results are held back (4.2.3)
+   so per-key order holds.
+3. `Monitor_Old_Box` (4.2.4) checks, once per tick, the old plan's states for old tuples; when
+   every operator's `IF_FINISHED` flag is set the origin is disconnected and the held results are
+   released: `done`. How long that takes is the migration stage of equation (4): `W` for one
+   level of joins, `2W` when a join's output feeds another join, `n` new tuples for a `ROWS n`
+   window.
 """
 
 from __future__ import annotations
 
-from streamshift_engine.migration import handoff
+from streamshift_engine.migration import marking, monitor
 from streamshift_engine.migration.cluster import Cluster
 from streamshift_engine.migration.protocol import DONE, Protocol
+from streamshift_engine.migration.tuple_gate import TupleGate
 from streamshift_engine.plan.model import Plan
 
 
@@ -33,9 +36,7 @@ class ParallelTrack(Protocol):
 
     @classmethod
     def refusal(cls, plan: Plan, new_plan: Plan) -> str | None:
-        reason = handoff.time_bounded_refusal(plan) or handoff.time_bounded_refusal(new_plan)
-        if reason is None and handoff.grid_slide(plan) != handoff.grid_slide(new_plan):
-            reason = "the new plan's controlling window has another grid, so no split is exact"
+        reason = marking.refusal(plan) or marking.refusal(new_plan)
         return f"parallel-track refuses {plan.name}: {reason}" if reason else None
 
     def begin(self, cluster: Cluster) -> None:
@@ -46,27 +47,45 @@ class ParallelTrack(Protocol):
     def on_step(self, cluster: Cluster) -> None:
         for _ in cluster.transport.receive("origin"):
             self._start(cluster)
-        if self.phase == "parallel" and self._old_plan_holds_no_old_tuples():
+        if self.phase == "parallel" and self._old_box_finished():
             cluster.remove(self.origin.name)
             if self.target is not None:
                 cluster.emit(self.target.name, self.target.release_held())
             self.enter(cluster, DONE)
 
     def _start(self, cluster: Cluster) -> None:
-        watermark = self.origin.watermark()
-        start = watermark if watermark is not None else cluster.producer.next_ts
-        self.split = handoff.align(self.plan, start)
-        self.origin.output_filter = handoff.before(self.split)
+        split = self.origin.instance.watermark()
+        if split is None:
+            split = self._before_every_tuple(cluster)
+        self.split = split
+        self.origin.output_filter = marking.old_results(split)
         target = self.new_target()
-        rebuild_from = self.split - handoff.upstream_horizon(self.new_plan)
+        rebuild_from = split - marking.readback(self.new_plan)
         target.reader.assign(cluster.log.offsets_for_time(self.origin.partitions, rebuild_from))
-        target.output_filter = handoff.from_(self.split)
+        target.output_filter = marking.new_results(split)
         target.holding = True
+        window = marking.rows_window(self.new_plan)
+        if window is not None:
+            gate = TupleGate.install(target.instance.pipeline, window)
+            gate.open(split, 0, history_complete=not self._old_rows_counted())
         cluster.add(target)
         self.enter(cluster, "parallel")
 
-    def _old_plan_holds_no_old_tuples(self) -> bool:
-        watermark = self.origin.watermark()
-        if watermark is None or self.split is None:
-            return False
-        return watermark > self.split + handoff.horizon(self.plan)
+    def _before_every_tuple(self, cluster: Cluster) -> int:
+        """A split no tuple precedes (the origin has released none: none is old)."""
+        log = cluster.log
+        firsts = [
+            log[topic].timestamp_at(partition, 0)
+            for topic, partition in log.topic_partitions(self.origin.partitions)
+            if log[topic].end_offset(partition)
+        ]
+        return min([*firsts, cluster.producer.next_ts])
+
+    def _old_rows_counted(self) -> bool:
+        """Whether the old plan's `ROWS` window has counted a tuple (an old one)."""
+        window = marking.rows_window(self.plan)
+        operators = self.origin.instance.pipeline.operators
+        return any(op.id == window and op.partitions() for op in operators)
+
+    def _old_box_finished(self) -> bool:
+        return self.split is not None and monitor.old_box_finished(self.origin.instance, self.split)
