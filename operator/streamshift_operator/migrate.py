@@ -57,8 +57,9 @@ async def tick(ctx: Context, namespace: str, name: str) -> None:
     )
     decision = transition(state, obs, spec.timeouts)
     if decision.phase is not status.phase:
+        recorded = datetime.now(UTC)  # after this tick's work (a verification takes a while)
         status.phase_history.append(
-            PhaseRecord(phase=decision.phase, entered_at=now, message=decision.message)
+            PhaseRecord(phase=decision.phase, entered_at=recorded, message=decision.message)
         )
         say = (
             events.warning
