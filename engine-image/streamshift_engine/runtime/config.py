@@ -134,7 +134,7 @@ def load(env: Mapping[str, str]) -> WorkerConfig:
         ),
         snapshot_interval_s=get.parse("STREAMSHIFT_SNAPSHOT_INTERVAL_S", _positive, "30"),
         snapshot_keep=get.parse("STREAMSHIFT_SNAPSHOT_KEEP", _natural, "3") or 1,
-        commit_interval_s=get.parse("STREAMSHIFT_COMMIT_INTERVAL_S", _positive, "0.2"),
+        commit_interval_s=get.parse("STREAMSHIFT_COMMIT_INTERVAL_S", _positive, "0.5"),
         batch_size=get.parse("STREAMSHIFT_BATCH_SIZE", _natural, "5000") or 1,
         control_host=get.text("POD_IP", "127.0.0.1"),
         control_port=get.parse("STREAMSHIFT_CONTROL_PORT", _port, "8080"),
