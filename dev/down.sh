@@ -2,8 +2,16 @@
 # Stop what `dev/up.sh` started, and only that: each part by the pid in its pid file (checked
 # against the process's command line, so a pid reused after a crash is never hit), then any pod
 # process the node agent left behind. `--purge` also deletes the stack's data (etcd, Kafka, MinIO).
+# With part names (`dev/down.sh kafka minio`) it stops only those parts.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
+purge=0 only=()
+for arg in "$@"; do
+  case "$arg" in
+    --purge) purge=1 ;;
+    *) only+=("$arg") ;;
+  esac
+done
 
 stop_group() {  # stop_group NAME PID: SIGTERM the process group, SIGKILL after 20 s
   local name="$1" pid="$2" i
@@ -19,6 +27,7 @@ stop_group() {  # stop_group NAME PID: SIGTERM the process group, SIGKILL after 
 stopped=0
 for (( i=${#PARTS[@]}-1; i>=0; i-- )); do
   part="${PARTS[$i]}"
+  if [ ${#only[@]} -gt 0 ] && [[ " ${only[*]} " != *" $part "* ]]; then continue; fi
   if pid="$(part_pid "$part")"; then
     stop_group "$part" "$pid"
     stopped=$((stopped + 1))
@@ -29,18 +38,23 @@ for (( i=${#PARTS[@]}-1; i>=0; i-- )); do
 done
 
 # pods the node agent started and did not get to stop (it crashed or was killed)
-for f in "$RUN"/pod-pids/*.pid; do
-  [ -e "$f" ] || continue
-  read -r pid uid < "$f" || true
-  if [ -n "${pid:-}" ] && [ -r "/proc/$pid/environ" ] && tr '\0' '\n' < "/proc/$pid/environ" | grep -qx "STREAMSHIFT_POD_UID=$uid"; then
-    stop_group "pod $(basename "$f" .pid)" "$pid"
-    stopped=$((stopped + 1))
-  fi
-  rm -f "$f"
-done
-rm -f "$STACK_ENV"
+if ! part_pid node-agent >/dev/null; then
+  for f in "$RUN"/pod-pids/*.pid; do
+    [ -e "$f" ] || continue
+    read -r pid uid < "$f" || true
+    if [ -n "${pid:-}" ] && [ -r "/proc/$pid/environ" ] \
+        && tr '\0' '\n' < "/proc/$pid/environ" | grep -qx "STREAMSHIFT_POD_UID=$uid"; then
+      stop_group "pod $(basename "$f" .pid)" "$pid"
+      stopped=$((stopped + 1))
+    fi
+    rm -f "$f"
+  done
+fi
+running=0
+for part in "${PARTS[@]}"; do part_pid "$part" >/dev/null && running=1; done
+[ "$running" = 1 ] || rm -f "$STACK_ENV"
 
-if [ "${1:-}" = "--purge" ]; then
+if [ "$purge" = 1 ]; then
   rm -rf "$DATA"
   say "data deleted: $DATA"
 fi

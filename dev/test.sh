@@ -16,11 +16,11 @@ say "lint: ruff format --check ."
 say "types: mypy"
 "$VENV/bin/mypy" || lint_failed+=("mypy")
 
-started_stack=0
+started=()  # the parts this run starts, and so stops
 stop_stack() {
-  if [ "$started_stack" = 1 ]; then
-    say "stopping the stack this run started"
-    "$REPO/dev/down.sh" || true
+  if [ ${#started[@]} -gt 0 ]; then
+    say "stopping what this run started: ${started[*]}"
+    "$REPO/dev/down.sh" "${started[@]}" || true
   fi
 }
 trap stop_stack EXIT
@@ -28,7 +28,9 @@ trap stop_stack EXIT
 if "$REPO/dev/status.sh" >/dev/null 2>&1; then
   say "the local stack is already up; using it"
 else
-  started_stack=1
+  for part in "${PARTS[@]}"; do
+    part_pid "$part" >/dev/null || started+=("$part")
+  done
   "$REPO/dev/up.sh"
 fi
 
