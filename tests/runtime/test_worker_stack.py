@@ -48,11 +48,19 @@ def test_worker_output_equals_the_in_process_engine(
     assert body["offsets"] and body["watermark"] is not None
 
 
+@pytest.mark.parametrize(("fmt", "batch"), [("json", "500"), ("columnar", "1")])
 def test_sigkill_mid_stream_and_restart_gives_exact_output(
-    services: Services, run_id: str, workers: WorkerProcesses
+    services: Services, run_id: str, workers: WorkerProcesses, fmt: str, batch: str
 ) -> None:
-    expected = setup_q5(services, run_id, "json", 30_000)
-    env = worker_env(services, run_id, "nexmark-q5", STREAMSHIFT_BATCH_SIZE="500")
+    expected = setup_q5(services, run_id, fmt, 30_000)
+    env = worker_env(
+        services,
+        run_id,
+        "nexmark-q5",
+        STREAMSHIFT_BATCH_SIZE=batch,
+        STREAMSHIFT_INPUT_FORMAT=fmt,
+        STREAMSHIFT_COMMIT_INTERVAL_S="0.2",
+    )
     first = workers.start(env)
     wait_ready(env, first)
     deadline = time.monotonic() + 30
