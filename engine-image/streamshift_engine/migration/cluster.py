@@ -27,11 +27,15 @@ InstanceFactory = Callable[[Plan], EngineInstance]
 
 @dataclass
 class Producer:
-    """Appends the inputs to the log in slices of event time, one slice per step."""
+    """Appends the inputs to the log in slices of event time, one slice per step; or, with
+    `records_per_step`, that many records of each partition per step, as a Kafka producer's
+    batches fall, so a run of equal timestamps may straddle a step. `next_ts`: no record not yet
+    in the log has an earlier timestamp."""
 
     log: Log
     inputs: Mapping[str, Batch]
     slice_ms: int
+    records_per_step: int | None = None
     next_ts: int = field(init=False)
     end_ts: int = field(init=False)
 
@@ -46,6 +50,9 @@ class Producer:
         return self.next_ts >= self.end_ts
 
     def produce(self) -> None:
+        if self.records_per_step is not None:
+            self._produce_records(self.records_per_step)
+            return
         stop = self.next_ts + self.slice_ms
         for name, batch in self.inputs.items():
             topic = self.log[name]
@@ -54,6 +61,18 @@ class Producer:
                 part = batch.take(chosen & (batch.partition == partition))
                 topic.append(partition, part.ts, part.columns)
         self.next_ts = stop
+
+    def _produce_records(self, count: int) -> None:
+        pending = []
+        for name, batch in self.inputs.items():
+            topic = self.log[name]
+            for partition in range(topic.partitions):
+                part = batch.take(batch.partition == partition)
+                written = topic.end_offset(partition)
+                chunk = part.take(slice(written, written + count))
+                topic.append(partition, chunk.ts, chunk.columns)
+                pending += part.ts[written + len(chunk) : written + len(chunk) + 1].tolist()
+        self.next_ts = min(pending, default=self.end_ts)
 
 
 def make_log(inputs: Mapping[str, Batch], partitions: int) -> Log:

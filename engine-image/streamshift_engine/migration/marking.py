@@ -93,8 +93,8 @@ def _rows_aggregate_refusal(plan: Plan, op: OperatorSpec, window: WindowSpec) ->
         )
     if window.slide != 1:
         return (
-            f"its ROWS window {op.id} fires after every {window.slide}th tuple since the stream "
-            "began: the new plan, started empty at the split, cannot know that phase"
+            f"its ROWS window {op.id} fires once every {window.slide} tuples counted since the "
+            "stream began: the new plan, started empty at the split, cannot know that phase"
         )
     upstream = op.inputs[0]
     if any(other.id == upstream and other.type == "window_join" for other in plan.operators):

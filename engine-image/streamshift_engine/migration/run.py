@@ -49,11 +49,17 @@ class Outcome:
 
 
 def _cluster(
-    inputs: Mapping[str, Batch], partitions: int, slice_ms: int, seed: int, delay: int
+    inputs: Mapping[str, Batch],
+    partitions: int,
+    slice_ms: int,
+    seed: int,
+    delay: int,
+    records_per_step: int | None = None,
 ) -> Cluster:
     ordered = sorted_inputs(inputs)
     log = make_log(ordered, partitions)
-    return Cluster(log, Producer(log, ordered, slice_ms), InProcessTransport(seed, delay))
+    producer = Producer(log, ordered, slice_ms, records_per_step)
+    return Cluster(log, producer, InProcessTransport(seed, delay))
 
 
 def _start_group(cluster: Cluster, name: str, plan: Plan, factory: InstanceFactory) -> Group:
@@ -90,9 +96,11 @@ def run_migration(
     start_step: int,
     seed: int = 0,
     max_delay: int = 0,
+    records_per_step: int | None = None,
 ) -> Outcome:
-    """The same input with the whole group migrated by `protocol_type` from `start_step` on."""
-    cluster = _cluster(inputs, partitions, slice_ms, seed, max_delay)
+    """The same input with the whole group migrated by `protocol_type` from `start_step` on
+    (the producer writes `slice_ms` of event time per step, or `records_per_step` records)."""
+    cluster = _cluster(inputs, partitions, slice_ms, seed, max_delay, records_per_step)
     origin = _start_group(cluster, "origin", plan, factory)
     protocol = protocol_type(origin, "target", plan, new_plan, factory)
     steps = 0

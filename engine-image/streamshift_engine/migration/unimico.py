@@ -5,10 +5,12 @@ Phases, following Algorithms 1 (target) and 2 (origin) of section 3.2:
 1. `connecting`: the coordinator sends `migrate`; the target is assigned the group's partitions at
    the log end and waits until it has read the first record of every input partition, whose
    event times give `ts_start` (the maximum over inputs and partitions, 3.1.1 "Multiple-input
-   window"); it sends `ts_start` to the origin (`reported`). Where windows precede the
-   controlling one, the target's input to the controlling window is complete only from
-   `ts_start + handoff.upstream_horizon` on (3.1.1 "Multiple window operators": `ts_start` as
-   measured at the controlling window).
+   window"); it sends `ts_start` to the origin (`reported`). Each partition's `ts_start` is one
+   past its first record's event time: records with that same time may lie just before the
+   connect offset, unread (a producer's batch can end inside a run of equal timestamps). Where
+   windows precede the controlling one, the target's input to the controlling window is
+   complete only from `ts_start + handoff.upstream_horizon` on (3.1.1 "Multiple window
+   operators": `ts_start` as measured at the controlling window).
 2. Time-based controlling window: the origin computes the migration timestamp by equation (1)
    from that `ts_start` and `ts_last_w` (the start of its controlling window's last fired
    window); the target activates at `ts_mi + s` (3.2.2) and keeps results whose split time is at
@@ -81,7 +83,7 @@ class UniMiCo(Protocol):
         starts = []
         for (topic, partition), offset in self.connect_offsets.items():
             if cluster.log[topic].end_offset(partition) > offset:
-                starts.append(cluster.log[topic].timestamp_at(partition, offset))
+                starts.append(cluster.log[topic].timestamp_at(partition, offset) + 1)
             elif not cluster.producer.exhausted:
                 return
         self.send(cluster, "target", "origin", "ts_start", ts_start=max(starts, default=None))
