@@ -15,10 +15,11 @@ from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.wire import decode_columnar, encode_json, encode_results_json
 from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.plan.builtin import builtin
-from streamshift_engine.runner import run_plan
+from streamshift_engine.runner import collect, run_plan
 from streamshift_engine.spark import cli
 from streamshift_engine.spark.generator import GenerateSpec, generate_to_kafka
 from streamshift_engine.spark.kafka import delete_topics, ensure_topics, stack_env
+from streamshift_engine.spark.oracle import check, kafka_source, reference
 
 pytestmark = pytest.mark.stack
 SEED = 5
@@ -115,3 +116,20 @@ def test_verify_reads_committed_output_and_fails_on_a_duplicate(
     assert cli.main(argv) == 1
     out = capsys.readouterr().out
     assert "duplicates=1" in out and "MISMATCH" in out
+
+
+def test_oracle_over_kafka_input_equals_engine_output(
+    spark: Any, bootstrap: str, prefix: str
+) -> None:
+    topics = {k: f"{prefix}{k}" for k in ("person", "auction", "bid")}
+    ensure_topics(bootstrap, topics.values(), 8)
+    generate_to_kafka(spark, GenerateSpec(SEED, 0, EVENTS, "json", topics=topics), bootstrap)
+    source = kafka_source(spark, bootstrap, topics)
+    batches = generate(SEED, 0, EVENTS)
+    for query in ("nexmark-q7", "nexmark-q8"):
+        plan = builtin(query)
+        results, _ = run_plan(plan, {i.name: [batches[i.name]] for i in plan.inputs})
+        output = collect(results)
+        report = check(query, reference(query, source), output)
+        assert report.ok, report.lines()
+        assert report.expected == len(output) > 0

@@ -1,9 +1,10 @@
 """The reference oracle: a query's exact output computed by Spark, and the check of a real output.
 
-`reference` runs the Spark SQL form of a query (`queries`) over the events of a range of
-generator indices and returns `id -> value fields`; `verify` reads the query's output topic
-`read_committed` and compares (`compare`). The engine plays no part in the reference: only the
-generator (the definition of the input) is shared.
+`reference` runs the Spark SQL form of a query (`queries`) over a `Source`: the events of a range
+of generator indices (`generator_source`) or the committed records of JSON input topics read by
+Spark's Kafka source (`kafka_source`); it returns `id -> value fields`. `verify` reads the
+query's output topic `read_committed` and compares (`compare`). The engine plays no part in the
+reference: only the generator (the definition of the input) is shared.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from streamshift_engine.nexmark.config import GeneratorConfig
+from streamshift_engine.nexmark.model import SCHEMAS
 from streamshift_engine.plan.builtin import builtin
 from streamshift_engine.spark.compare import Report, compare
-from streamshift_engine.spark.events import kind_frame
+from streamshift_engine.spark.events import SPARK_TYPES, kind_frame
 from streamshift_engine.spark.kafka import decode_results, read_committed
 from streamshift_engine.spark.queries import QUERIES, Source
 
@@ -68,3 +70,31 @@ def verify(
     expected = reference(query, source)
     output = decode_results(read_committed(bootstrap, topic, timeout_s))
     return check(query, expected, output)
+
+
+def kafka_source(
+    spark: Any, bootstrap: str, topics: Mapping[str, str], ending: Mapping[str, str] | None = None
+) -> Source:
+    """Events read back from JSON topics (`kind -> topic`) by Spark's Kafka source, committed
+    records only, from the earliest offsets to `ending[kind]` (Spark's offsets JSON, default
+    `latest`). `partition` and `offset` are the Kafka ones; values are parsed by Spark itself."""
+    from pyspark.sql import functions as F
+
+    def source(kind: str, columns: Sequence[str] | None, with_offsets: bool) -> Any:
+        fields = dict(SCHEMAS[kind].fields)
+        names = list(columns) if columns is not None else list(fields)
+        schema = ", ".join(f"`{n}` {SPARK_TYPES[fields[n]]}" for n in fields)
+        raw = (
+            spark.read.format("kafka")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("kafka.isolation.level", "read_committed")
+            .option("subscribe", topics[kind])
+            .option("startingOffsets", "earliest")
+            .option("endingOffsets", (ending or {}).get(kind, "latest"))
+            .load()
+        )
+        event = F.from_json(F.col("value").cast("string"), schema).alias("e")
+        parsed = raw.select(event, "partition", "offset")
+        return parsed.select(*(F.col(f"e.`{n}`").alias(n) for n in names), "partition", "offset")
+
+    return source
