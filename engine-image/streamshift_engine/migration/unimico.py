@@ -19,7 +19,7 @@ Phases, following Algorithms 1 (target) and 2 (origin) of section 3.2:
    `C` (no earlier than `ts_start` and after every tuple it has counted), counts the tuples
    reaching its controlling window before `C` (`counting`, equation (2)'s `N`) and sends `C` and
    `s - delta`; the target's controlling window discards the tuples before `C` and the first
-   `s - delta` from it (`tuple_gate`). Either way the message travels in `handing-off`, and the
+   `s - delta` from it (`unimico_rows`). Either way the message travels in `handing-off`, and the
    target's results are held until the origin has released the group, so per-key order holds
    (ARCHITECTURE.md, Output).
 3. `origin-finishing`: the origin processes until the window that starts at the migration
@@ -30,7 +30,7 @@ Phases, following Algorithms 1 (target) and 2 (origin) of section 3.2:
 
 from __future__ import annotations
 
-from streamshift_engine.migration import handoff, timestamps
+from streamshift_engine.migration import handoff, timestamps, unimico_rows
 from streamshift_engine.migration.cluster import Cluster
 from streamshift_engine.migration.protocol import DONE, Protocol
 from streamshift_engine.migration.tuple_gate import TupleGate
@@ -106,34 +106,19 @@ class UniMiCo(Protocol):
         self.enter(cluster, "handing-off")
 
     def _watch(self, cluster: Cluster, start: int) -> None:
-        """Equation (2), first half: fix the boundary and count the tuples before it."""
-        window = handoff.controlling_node(self.plan)
-        self.gate = TupleGate.install(self.origin.instance.pipeline, window)
-        watermark = self.origin.instance.watermark()
-        self.activation = start if watermark is None else max(start, watermark)
-        self.gate.watch(self.activation)
+        self.gate, self.activation = unimico_rows.watch(self.plan, self.origin, start)
         self.enter(cluster, "counting")
 
     def _count(self, cluster: Cluster) -> None:
-        """Equation (2), second half: once the count before the boundary is final, send the
-        boundary and `s - delta`. Input that ends first ends the origin (it flushes)."""
+        """Once the count before the boundary is final, send it. Input that ends first ends the
+        origin (it flushes)."""
         assert self.gate is not None and self.activation is not None
         if not self.gate.count_before_final and cluster.drained():
             cluster.emit(self.origin.name, self.origin.finish())
             cluster.remove(self.origin.name)
         if self.gate.count_before_final:
-            window = self.plan.controlling_window
-            assert window is not None
-            counted = self.gate.counted_before
-            self.send(
-                cluster,
-                "origin",
-                "target",
-                "migration_timestamp",
-                boundary=self.activation,
-                discard=timestamps.counted_tuple_discard(counted, window.slide),
-                history_complete=counted == 0,
-            )
+            body = unimico_rows.boundary_message(self.plan, self.gate, self.activation)
+            self.send(cluster, "origin", "target", "migration_timestamp", **body)
             self.enter(cluster, "handing-off")
 
     def _last_window(self) -> int:
@@ -153,9 +138,7 @@ class UniMiCo(Protocol):
             activation = timestamps.activation_timestamp(ts_mi, handoff.grid_slide(self.plan))
             target.output_filter = handoff.from_(activation)
         else:
-            activation = int(str(body["boundary"]))
-            gate = TupleGate.install(target.instance.pipeline, handoff.controlling_node(self.plan))
-            gate.open(activation, int(str(body["discard"])), bool(body["history_complete"]))
+            activation = unimico_rows.open_target(self.plan, target, body)
         target.min_ts = activation - handoff.upstream_horizon(self.plan)
         target.holding = True
         cluster.add(target)
