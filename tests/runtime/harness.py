@@ -200,3 +200,14 @@ def wait_ready(env: dict[str, str], process: subprocess.Popen[bytes], timeout: f
             pass
         time.sleep(0.2)
     raise AssertionError("worker not ready in time")
+
+
+def metric(env: dict[str, str], sample: str) -> float:
+    """The value of one sample (name with labels) on a worker's /metrics page."""
+    url = f"http://127.0.0.1:{env['STREAMSHIFT_CONTROL_PORT']}/metrics"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        for line in response.read().decode().splitlines():
+            name, _, value = line.rpartition(" ")
+            if name == sample:
+                return float(value)
+    raise AssertionError(f"{sample} not on /metrics")

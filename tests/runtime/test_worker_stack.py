@@ -15,6 +15,7 @@ from .harness import (
     WorkerProcesses,
     control,
     create_topics,
+    metric,
     nexmark_input,
     produce,
     read_committed,
@@ -46,6 +47,10 @@ def test_worker_output_equals_the_in_process_engine(
     status, body = control(env, "GET", "/v1/status")
     assert status == 200 and body["counts"]["events_in"] > 0
     assert body["offsets"] and body["watermark"] is not None
+    assert metric(env, "streamshift_events_in_total") == body["counts"]["events_in"]
+    assert metric(env, "streamshift_results_out_total") == len(expected)
+    assert metric(env, 'streamshift_migration_phase{phase="running"}') == 1.0
+    assert metric(env, "streamshift_latency_seconds_count") > 0
 
 
 @pytest.mark.parametrize(("fmt", "batch"), [("json", "500"), ("columnar", "1")])

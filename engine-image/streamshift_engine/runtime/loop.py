@@ -66,8 +66,20 @@ class Worker:
         self.started = time.time()
         self.counts = {"events_in": 0, "results_out": 0, "dead_letters": 0, "snapshots_failed": 0}
         self.lag = 0
-        self.phase = "running"
+        self._phase = "running"
+        self.metrics.set_phase(self._phase)
         self.handoff: unimico.Handoff | None = None
+
+    @property
+    def phase(self) -> str:
+        """What the worker is doing (running, replaying, a migration step); the
+        `streamshift_migration_phase` gauge follows it."""
+        return self._phase
+
+    @phase.setter
+    def phase(self, value: str) -> None:
+        self._phase = value
+        self.metrics.set_phase(value)
 
     def run(self) -> None:
         """Recover (unless holding for a migration) and loop until stopped."""
@@ -172,7 +184,6 @@ class Worker:
         self.instance.drop(partitions)
         self.source.release(partitions)
         self.phase = "released"
-        self.metrics.set_phase(self.phase)
 
     def commit(self) -> None:
         """Commit the open transaction with the consumed positions."""

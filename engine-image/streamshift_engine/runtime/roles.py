@@ -37,7 +37,6 @@ def pause(
             worker.markers[position] = worker.consumed[position] if at is None else at
     reached = all(worker.consumed[p] >= worker.markers[p] for p in positions_of(worker, partitions))
     worker.phase = "paused" if reached else "pausing"
-    worker.metrics.set_phase(worker.phase)
     return {"paused": reached, "positions": _table(worker.markers, partitions)}
 
 
@@ -59,9 +58,7 @@ def release(worker: Worker, partitions: Collection[int]) -> dict[str, Any]:
 
 
 def begin_target(worker: Worker, partitions: Collection[int]) -> dict[str, Any]:
-    result = recovery.adopt(worker, partitions)
-    worker.metrics.set_phase(worker.phase)
-    return result
+    return recovery.adopt(worker, partitions)
 
 
 def stop(worker: Worker) -> Future[Manifest]:
