@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from streamshift_engine.operators.auction_close import AuctionClose
 from streamshift_engine.operators.base import Operator
 from streamshift_engine.operators.joins import RangeJoin, RowsJoin
+from streamshift_engine.operators.running_aggregate import RunningAggregate
 from streamshift_engine.operators.stateful_map import StatefulMap
 from streamshift_engine.operators.stateless import Filter, Map
 from streamshift_engine.operators.topk import TopK
@@ -69,6 +71,9 @@ def _build(spec: OperatorSpec, plan: Plan) -> Operator:
         return Map(spec.id, params["fields"], keep_input=spec.type == "map")
     if spec.type == "stateful_map":
         return StatefulMap(spec.id, params["key"], params.get("output", "count"), info.keyed)
+    if spec.type == "auction_close":
+        carry = params.get("carry", [])
+        return AuctionClose(spec.id, carry, {n: _dtypes(upstream[0])[n] for n in carry})
     if spec.type == "topk":
         window = window_spec(spec.id, params["window"], ("time",)) if "window" in params else None
         return TopK(
@@ -98,12 +103,14 @@ def _build(spec: OperatorSpec, plan: Plan) -> Operator:
             )
         join_type = RangeJoin if window.kind == "range" else RowsJoin
         return join_type(spec.id, spec.inputs, on, window.size, fields, keys, info.keyed)
-    window = info.window
-    assert window is not None and spec.type == "window_aggregate"
     aggregates = [
         AggregateSpec(a.get("name", a["fn"]), a["fn"], a.get("field")) for a in params["aggregates"]
     ]
     group_by = params.get("group_by", [])
+    if spec.type == "running_aggregate":
+        return RunningAggregate(spec.id, group_by, aggregates, info.keyed)
+    window = info.window
+    assert window is not None and spec.type == "window_aggregate"
     if window.kind == "time":
         windows = TimeWindows(window.size, window.slide)
         return TimeWindowAggregate(

@@ -14,7 +14,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 WindowKind = Literal["time", "rows", "session", "range"]
-STATEFUL_TYPES = frozenset({"window_aggregate", "window_join", "stateful_map", "topk"})
+STATEFUL_TYPES = frozenset(
+    {
+        "window_aggregate",
+        "window_join",
+        "stateful_map",
+        "topk",
+        "auction_close",
+        "running_aggregate",
+    }
+)
+UNBOUNDED_TYPES = frozenset({"stateful_map", "running_aggregate"})
 
 
 @dataclass(frozen=True)
@@ -92,8 +102,9 @@ class Plan:
 
     @property
     def unbounded_state(self) -> bool:
-        """True when some state grows with the input (the per-key counter of SMQ)."""
-        return any(op.type == "stateful_map" for op in self.operators)
+        """True when some state never expires (the per-key counter of SMQ, the running
+        per-category average of Nexmark q4)."""
+        return any(op.type in UNBOUNDED_TYPES for op in self.operators)
 
     @property
     def keyed(self) -> bool:

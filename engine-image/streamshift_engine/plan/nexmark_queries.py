@@ -6,6 +6,13 @@
 - q3 local item suggestion: persons in OR, ID or CA joined with the auctions they sell in
   category 10, on `auction.seller = person.id`; an incremental join whose state never expires
   (expressed as a range join wider than any event-time distance).
+- q4 average price per category: each auction closes at its `expires` with its winning bid
+  (the reference `WinningBids`: the highest bid with `auction.date_time <= bid.date_time <=
+  expires` and `price >= reserve`; auctions without one are left out), then per category the
+  running average of the winning prices, updated at every close time. One result per category
+  and close time, id `nexmark-q4|-1|-1|<category>:<close ts>`, with `average` and `auctions` (how
+  many closed auctions it averages). Auctions are keyed by seller and bids by auction, so the
+  close runs global: q4 runs at parallelism 1 and its state never expires (unbounded_state).
 - q5 hot items: per sliding window (10 s, slide 2 s) the auction(s) with the most bids; global.
 - q7 highest bid: per tumbling window (10 s) the bid(s) with the highest price; global.
 - q8 monitor new users: persons who created an auction in the tumbling window (10 s) in which
@@ -115,6 +122,29 @@ def q3(window_ms: int = WINDOW_MS) -> Document:
     return {"name": "nexmark-q3", "inputs": inputs, "operators": operators, "output": "suggestion"}
 
 
+def q4(window_ms: int = WINDOW_MS) -> Document:
+    aggregates = [
+        {"name": "average", "fn": "avg", "field": "price"},
+        {"name": "auctions", "fn": "count"},
+    ]
+    operators = [
+        {
+            "id": "winning",
+            "type": "auction_close",
+            "inputs": ["auction", "bid"],
+            "params": {"carry": ["category"]},
+        },
+        {
+            "id": "averages",
+            "type": "running_aggregate",
+            "input": "winning",
+            "params": {"group_by": ["category"], "aggregates": aggregates},
+        },
+    ]
+    inputs = [_input(AUCTION), _input(BID)]
+    return {"name": "nexmark-q4", "inputs": inputs, "operators": operators, "output": "averages"}
+
+
 def q5(window_ms: int = WINDOW_MS) -> Document:
     slide = max(1, window_ms * HOT_ITEMS_SLIDE_MS // WINDOW_MS)
     operators = [
@@ -180,6 +210,7 @@ DOCUMENTS: dict[str, Callable[[int], Document]] = {
     "nexmark-q1": q1,
     "nexmark-q2": q2,
     "nexmark-q3": q3,
+    "nexmark-q4": q4,
     "nexmark-q5": q5,
     "nexmark-q7": q7,
     "nexmark-q8": q8,

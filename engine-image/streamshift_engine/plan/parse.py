@@ -23,6 +23,11 @@ Operator types and params (expressions use `plan.expressions`):
 - `stateful_map`: `key`, `output` (default `count`): a per-key counter (SMQ, seed 003 6.3.1).
 - `topk`: `by`, `k` (default 1), `ties` (`all` or `first`), `group_by`, and optionally its own
   time `window`; otherwise it ranks within the windows of its (windowed) input.
+- `auction_close` (two inputs: auctions with int `id`, `expires`, `reserve`, then bids with int
+  `auction`, `price`, `bidder`): `carry: [auction fields]`; per auction its winning bid
+  (`auction`, the carried fields, `price`, `bidder`) at `expires` (Nexmark q4). Global.
+- `running_aggregate`: `group_by`, `aggregates` as above, no window: per group, the aggregates
+  over all records so far at each event time `at` where they change.
 
 Every error is a `PlanError` naming the node and the field at fault.
 """

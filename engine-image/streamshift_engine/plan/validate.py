@@ -173,6 +173,42 @@ def _topk(
     return NodeInfo(fields, source.key_field, ("id",), keyed, window)
 
 
+AUCTION_FIELDS = ("id", "expires", "reserve")
+BID_FIELDS = ("auction", "price", "bidder")
+
+
+def _auction_close(
+    node: str, up: Sequence[NodeInfo], names: Sequence[str], params: Mapping[str, Any]
+) -> NodeInfo:
+    if len(up) != 2:
+        raise PlanError(node, "inputs", f"takes auctions then bids, got {len(up)} inputs")
+    for side, required in enumerate((AUCTION_FIELDS, BID_FIELDS)):
+        for name in required:
+            if up[side].fields.get(name) != "int":
+                raise PlanError(node, "inputs", f"{names[side]} needs an int field {name!r}")
+    carry = _field_list(node, "params.carry", params.get("carry", []), up[0].fields)
+    fields = {"auction": "int", **{name: up[0].fields[name] for name in carry}}
+    for name in ("price", "bidder"):
+        if name in fields:
+            raise PlanError(node, "params.carry", f"field {name!r} clashes with the winning bid")
+        fields[name] = "int"
+    return NodeInfo(fields, None, ("auction",), False)
+
+
+def _running_aggregate(
+    node: str, up: Sequence[NodeInfo], names: Sequence[str], params: Mapping[str, Any]
+) -> NodeInfo:
+    source = _single(node, up)
+    if "window" in params:
+        raise PlanError(node, "params.window", "a running aggregate has no window")
+    info = _window_aggregate(node, up, names, {**params, "window": {"kind": "time", "size": 1}})
+    if "at" in info.fields:
+        raise PlanError(node, "params", "the field name 'at' is reserved for the update time")
+    fields = {**{g: source.fields[g] for g in info.result_keys}, "at": "int"}
+    fields.update({n: t for n, t in info.fields.items() if n not in info.result_keys})
+    return NodeInfo(fields, info.key_field, (*info.result_keys, "at"), info.keyed)
+
+
 VALIDATORS: dict[str, Validator] = {
     "filter": _filter,
     "map": _map,
@@ -181,4 +217,6 @@ VALIDATORS: dict[str, Validator] = {
     "window_join": _window_join,
     "stateful_map": _stateful_map,
     "topk": _topk,
+    "auction_close": _auction_close,
+    "running_aggregate": _running_aggregate,
 }

@@ -1,0 +1,182 @@
+"""Nexmark q4 (winning bids at auction close, running average per category) against brute force,
+on random inputs (ties, reserves, boundary times) and on generated Nexmark events, each also
+across a snapshot and restore at a random point."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from streamshift_engine.nexmark.config import GeneratorConfig
+from streamshift_engine.nexmark.generator import generate
+from streamshift_engine.plan import Plan, PlanError, parse_plan
+from streamshift_engine.plan.nexmark_queries import nexmark_plan, q4
+
+from engine.harness import Record, Run, canonical
+
+Row = tuple[Any, ...]
+PARTITIONS = 3
+SMALL_INPUTS = [
+    {
+        "name": "auction",
+        "time_field": "date_time",
+        "key_field": "seller",
+        "schema": {
+            n: "int" for n in ("id", "date_time", "expires", "reserve", "seller", "category")
+        },
+    },
+    {
+        "name": "bid",
+        "time_field": "date_time",
+        "key_field": "auction",
+        "schema": {n: "int" for n in ("auction", "bidder", "price", "date_time")},
+    },
+]
+
+
+def small_plan(output: str) -> Plan:
+    return parse_plan({**q4(), "inputs": SMALL_INPUTS, "output": output})
+
+
+def winners(records: Sequence[Record]) -> list[tuple[Record, Record]]:
+    """Per auction with a winning bid: (auction, bid); highest price, then earliest, then the
+    first in (partition, offset) order."""
+    auctions = [r for r in records if r.source == "auction"]
+    bids = [r for r in records if r.source == "bid"]
+    won = []
+    for auction in auctions:
+        a = auction.fields
+        valid = [
+            b
+            for b in bids
+            if b.fields["auction"] == a["id"]
+            and auction.ts <= b.ts <= a["expires"]
+            and b.fields["price"] >= a["reserve"]
+        ]
+        if valid:
+            best = min(valid, key=lambda b: (-b.fields["price"], b.ts, b.partition, b.offset))
+            won.append((auction, best))
+    return won
+
+
+def winning_rows(records: Sequence[Record]) -> list[Row]:
+    rows = []
+    for auction, bid in winners(records):
+        a = auction.fields
+        values = {"auction": a["id"], "category": a["category"], "price": bid.fields["price"]}
+        values["bidder"] = bid.fields["bidder"]
+        rows.append((f"nexmark-q4|-1|-1|{a['id']}", -1, -1, auction.ts, bid.ts, values))
+    return sorted((*row[:5], tuple(sorted(row[5].items()))) for row in rows)
+
+
+def average_rows(records: Sequence[Record]) -> list[Row]:
+    closes: dict[int, list[tuple[int, Record, Record]]] = defaultdict(list)
+    for auction, bid in winners(records):
+        closes[auction.fields["category"]].append((auction.fields["expires"], auction, bid))
+    rows = []
+    for category, closed in closes.items():
+        for at in sorted({expires for expires, _, _ in closed}):
+            upto = [(a, b) for expires, a, b in closed if expires <= at]
+            prices = [b.fields["price"] for _, b in upto]
+            values = {"category": category, "at": at, "auctions": len(prices)}
+            values["average"] = round(sum(prices) / len(prices), 6)
+            low, high = min(a.ts for a, _ in upto), max(b.ts for _, b in upto)
+            row_id = f"nexmark-q4|-1|-1|{category}:{at}"
+            rows.append((row_id, -1, -1, low, high, tuple(sorted(values.items()))))
+    return sorted(rows)
+
+
+@st.composite
+def auctions_and_bids(draw: st.DrawFn) -> list[Record]:
+    """Auctions with distinct ids (some bid on ids no auction has), bids with few prices (ties),
+    and times on a coarse grid (bids at the opening and closing instants)."""
+    count = draw(st.integers(0, 8))
+    records: list[tuple[int, int, str, dict[str, int]]] = []
+    for auction_id in range(count):
+        opened = draw(st.integers(0, 10)) * 100
+        fields = {"id": auction_id, "date_time": opened, "seller": draw(st.integers(0, 5))}
+        fields["expires"] = opened + draw(st.integers(0, 6)) * 100
+        fields.update(reserve=draw(st.integers(0, 4)), category=draw(st.integers(1, 2)))
+        records.append((opened, fields["seller"], "auction", fields))
+    for _ in range(draw(st.integers(0, 40))):
+        ts = draw(st.integers(0, 16)) * 100
+        auction = draw(st.integers(0, count))
+        fields = {"auction": auction, "bidder": draw(st.integers(0, 9)), "date_time": ts}
+        fields["price"] = draw(st.integers(0, 5))
+        records.append((ts, auction, "bid", fields))
+    placed: list[Record] = []
+    offsets: dict[tuple[str, int], int] = defaultdict(int)
+    for ts, key, source, fields in sorted(records, key=lambda r: r[0]):
+        place = (source, key % PARTITIONS)
+        placed.append(Record(source, place[1], offsets[place], ts, fields))
+        offsets[place] += 1
+    return placed
+
+
+@settings(max_examples=60, deadline=None)
+@given(records=auctions_and_bids(), chunk=st.integers(1, 6), cut=st.integers(0, 6))
+def test_winning_bids_close_at_expiry(records: list[Record], chunk: int, cut: int) -> None:
+    run = Run(small_plan("winning"), records, chunk, range(PARTITIONS))
+    expected = winning_rows(records)
+    assert canonical(run.straight()) == expected
+    assert canonical(run.restarted(cut)) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(records=auctions_and_bids(), chunk=st.integers(1, 6), cut=st.integers(0, 6))
+def test_running_average_per_category_at_each_close(
+    records: list[Record], chunk: int, cut: int
+) -> None:
+    run = Run(small_plan("averages"), records, chunk, range(PARTITIONS))
+    expected = average_rows(records)
+    assert canonical(run.straight()) == expected
+    assert canonical(run.restarted(cut)) == expected
+
+
+@pytest.fixture(scope="module")
+def generated() -> list[Record]:
+    config = GeneratorConfig(partitions=PARTITIONS, events_per_second=2_000)
+    events = generate(9, 0, 4_000, config)
+    records = []
+    for source in ("auction", "bid"):
+        batch = events[source]
+        places = zip(
+            batch.partition.tolist(), batch.offset.tolist(), batch.ts.tolist(), strict=True
+        )
+        for (partition, offset, ts), fields in zip(places, batch.rows(), strict=True):
+            records.append(Record(source, partition, offset, ts, fields))
+    return records
+
+
+@settings(max_examples=8, deadline=None)
+@given(chunk=st.integers(20, 200), cut=st.integers(0, 12))
+def test_q4_on_generated_events(generated: list[Record], chunk: int, cut: int) -> None:
+    plan = nexmark_plan("nexmark-q4")
+    expected = average_rows(generated)
+    assert len(expected) > 50
+    run = Run(plan, generated, chunk, range(PARTITIONS))
+    assert canonical(run.straight()) == expected
+    assert canonical(run.restarted(cut)) == expected
+
+
+def test_q4_runs_global_with_state_that_never_expires() -> None:
+    plan = nexmark_plan("nexmark-q4")
+    assert not plan.keyed and plan.unbounded_state
+    assert plan.result_keys == ("category", "at")
+
+
+def test_auction_close_names_the_missing_field() -> None:
+    inputs = [
+        SMALL_INPUTS[0],
+        {**SMALL_INPUTS[1], "schema": {"auction": "int", "date_time": "int"}},
+    ]
+    with pytest.raises(PlanError, match="bid needs an int field 'price'"):
+        parse_plan({**q4(), "inputs": inputs})
+    with pytest.raises(PlanError, match="no window"):
+        document = q4()
+        document["operators"][1]["params"]["window"] = {"kind": "time", "size": 5}
+        parse_plan({**document, "inputs": SMALL_INPUTS})
