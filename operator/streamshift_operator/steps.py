@@ -100,7 +100,13 @@ async def begin_roles(run: Run) -> bool:
 
 
 async def pause_origin(run: Run) -> bool:
-    """Every origin pod pauses its partitions at the current positions (the markers)."""
+    """Every origin pod pauses its partitions at the current positions (the markers); an origin
+    pod lost before the hand-over fails the step (the machine rolls back: it recovers)."""
+    lost = [
+        pod for pod, _ in run.origin() if pod not in run.view.pods or run.view.pods[pod].deleting
+    ]
+    if lost:
+        raise ControlError(f"origin pod(s) {', '.join(lost)} lost before the hand-over", 410)
     answers = [await run.role(pod, "pause", parts) for pod, parts in run.origin()]
     run.learned["markers"] = sum(sum(a["positions"].values()) for a in answers)
     return all(a["paused"] for a in answers)
@@ -142,7 +148,8 @@ async def restore_target(run: Run) -> bool:
 
 
 async def resume_origin(run: Run) -> bool:
-    """Origin pods that paused or released anything are replaced; the new ones recover."""
+    """Origin pods that paused or released anything (or are going) are replaced; the new ones
+    recover their partitions from snapshots and the committed offsets."""
     healthy = True
     for pod, parts in run.origin():
         view = run.view.pods.get(pod)
@@ -151,7 +158,7 @@ async def resume_origin(run: Run) -> bool:
         if fine and report is not None and sorted(report.partitions) == parts:
             continue
         healthy = False
-        if view is not None and not view.deleting and report is not None:
+        if view is not None and (view.deleting or report is not None):
             await run.ctx.kube.delete_pod(run.query.namespace, pod)
     missing = [
         i.id

@@ -174,9 +174,10 @@ def run_and_migrate(
     parallelism: int,
     start: Any,
     restart_operator_in: str | None = None,
+    outcome: str = "Succeeded",
 ) -> dict[str, Any]:
     """Run `plan`, feed half the input, migrate with `start()`, feed the rest; the output must
-    equal the in-process reference. Returns the migration's final status."""
+    equal the in-process reference whatever the `outcome`. Returns the migration's status."""
     inputs = nexmark(plan, 20_000)
     early, late = split(inputs, min(int(b.ts[len(b.ts) // 2]) for b in inputs.values()))
     expected = reference(plan, [inputs])
@@ -195,7 +196,7 @@ def run_and_migrate(
     with operator(namespace, stack):
         produce(stack, namespace, late)
         status = wait_for(f"{name} finished", lambda: finished(cluster, namespace, name), 180)
-        assert status["phase"] == "Succeeded", status
+        assert status["phase"] == outcome, status
         wait_for("q Running again", lambda: ready(cluster, namespace, "q"), 60)
         assert read_committed(stack, f"{namespace}-out", len(expected), 90) == expected
     return status
@@ -263,3 +264,27 @@ def test_kubectl_scale_rescales_exactly(cluster: Cluster, namespace: str, stack:
     status = run_and_migrate(cluster, namespace, stack, "nexmark-q8", 2, start)
     assert status["protocol"] == "state-transfer" and "auto prefers" in status["protocolReason"]
     assert cluster.status(SQ, namespace, "q")["replicas"] == 3
+
+
+def test_origin_pod_deleted_mid_migration_rolls_back_with_nothing_lost(
+    cluster: Cluster, namespace: str, stack: Stack
+) -> None:
+    def start() -> str:
+        cluster.create(MIG, namespace, migration("grow", "q", "state-transfer", {"parallelism": 3}))
+        wait_for(
+            "grow Preparing",
+            lambda: cluster.status(MIG, namespace, "grow").get("phase") == "Preparing",
+            30,
+            every=0.1,
+        )
+        cluster.core.delete_namespaced_pod("q-e0-1", namespace)
+        return "grow"
+
+    status = run_and_migrate(
+        cluster, namespace, stack, "nexmark-q8", 2, start, outcome="RolledBack"
+    )
+    phases = [p["phase"] for p in status["phaseHistory"]]
+    assert phases[-2:] == ["RollingBack", "RolledBack"]
+    assert "q-e0-1 lost before the hand-over" in status["phaseHistory"][-2]["message"]
+    query = cluster.get(SQ, namespace, "q")
+    assert query["status"]["epoch"] == 0 and query["spec"]["parallelism"] == 2
