@@ -13,7 +13,9 @@ joins give the same result on any instance and in any run.
 
 A snapshot holds the pipeline state of the chosen partitions and, per (input, partition), the
 offset after the last record the state covers (records fed but not yet released are not in it:
-the next owner reads them again from there) and the largest timestamp released.
+the next owner reads them again from there), the largest timestamp released, and the offset
+after the last record fed (`dead_lettered`): every late record below it already went to the
+dead letters, so one read again after a restore is dropped without a second dead letter.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class Instance:
         self.max_released: dict[Position, int] = {}
         self.fed_to: dict[Position, int] = {}
         self.covered_to: dict[Position, int] = {}
+        self.dead_lettered_to: dict[Position, int] = {}
         self.dead_letters: list[DeadLetter] = []
         self.counters = {"records_in": 0, "records_processed": 0, "late": 0, "results": 0}
         self.interleave = any(
@@ -72,7 +75,8 @@ class Instance:
             late = np.zeros(len(ts), dtype=bool)
             late[0] = ts[0] < previous
             late[1:] = ts[1:] < running[:-1]
-            self._dead(batch.take(late), "late")
+            handled = batch.offset < self.dead_lettered_to.get(position, 0)
+            self._dead(batch.take(late & ~handled), "late")
             batch = batch.take(~late)
         self.counters["records_in"] += len(batch)
         if len(batch):
@@ -187,12 +191,15 @@ class Instance:
 
         covered = [[n, p, o] for (n, p), o in self.covered_to.items() if chosen((n, p))]
         released = [[n, p, t] for (n, p), t in self.max_released.items() if chosen((n, p))]
+        fed = {p: max(o, self.dead_lettered_to.get(p, o)) for p, o in self.fed_to.items()}
+        dead_lettered = [[n, p, o] for (n, p), o in fed.items() if chosen((n, p))]
         state = self.pipeline.snapshot(partitions)
         meta = {
             "kind": "instance",
             "query": self.plan.name,
             "covered": covered,
             "max_released": released,
+            "dead_lettered": dead_lettered,
         }
         return codec.encode(meta, {"pipeline": np.frombuffer(state, np.uint8)})
 
@@ -208,12 +215,15 @@ class Instance:
         for name, partition, ts in meta["max_released"]:
             self.max_released[(name, partition)] = ts
             self.max_read[(name, partition)] = max(ts, self.max_read.get((name, partition), ts))
+        for name, partition, offset in meta.get("dead_lettered", []):
+            self.dead_lettered_to[(name, partition)] = offset
 
     def drop(self, partitions: Collection[int]) -> None:
         """Forget the state, buffers and positions of `partitions` (they moved elsewhere)."""
         self.pipeline.drop(partitions)
         leaving = set(partitions)
-        for table in (self.buffers, self.max_read, self.max_released, self.fed_to, self.covered_to):
+        tables = (self.buffers, self.max_read, self.max_released, self.fed_to, self.covered_to)
+        for table in (*tables, self.dead_lettered_to):
             for position in [p for p in table if p[1] in leaving]:
                 del table[position]
         if self.assigned is not None:

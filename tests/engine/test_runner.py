@@ -33,6 +33,25 @@ def test_a_late_record_goes_to_the_dead_letters_and_the_query_continues() -> Non
     assert orjson.loads(letter.raw)["m"] == 99
 
 
+def test_a_late_record_read_again_after_a_restore_is_not_dead_lettered_twice() -> None:
+    instance = Instance(builtin("q2"), [0, 1])
+    instance.feed("S", 0, s_batch([(1000, 1), (5000, 5), (3000, 99)]))
+    instance.feed("S", 1, s_batch([(2000, 2)], partition=1))
+    instance.poll()
+    assert [(d.offset, d.reason) for d in instance.dead_letters] == [(2, "late")]
+    restored = Instance(builtin("q2"), [0, 1])
+    restored.restore(instance.snapshot())
+    assert restored.covered() == {("S", 0): 1}
+    again = Instance(builtin("q2"), [0, 1])
+    again.restore(restored.snapshot())  # a snapshot before the records are read again
+    for target in (restored, again):
+        target.feed("S", 0, s_batch([(5000, 5), (3000, 99), (4000, 98), (6000, 6)], 1))
+        target.feed("S", 1, s_batch([(2000, 2)], partition=1))
+        assert [(d.offset, d.reason) for d in target.dead_letters] == [(3, "late")]
+        assert target.counters["late"] == 1
+        assert [r["sum"] for r in collect(target.flush())] == [3, 8, 14]
+
+
 def test_records_wait_until_the_watermark_passes_them() -> None:
     instance = Instance(builtin("q2"), [0, 1])
     instance.feed("S", 0, s_batch([(1000, 1), (5000, 5)]))
