@@ -19,8 +19,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
-setup: venv ## install everything the stack needs (idempotent, cached under $$STREAMSHIFT_CACHE)
+setup: venv ## install everything: the stack's parts and Spark (idempotent, cached under $$STREAMSHIFT_CACHE)
 	dev/setup.sh
+	dev/setup-spark.sh
 
 up: setup ## start Kafka, MinIO, etcd, kube-apiserver and the node agent on loopback
 	dev/up.sh
