@@ -229,18 +229,28 @@ def test_state_transfer_rescales_with_verified_exact_output(
     assert sorted(p for p in cluster.pods(namespace)) == ["q-e1-0", "q-e1-1", "q-e1-2"]
 
 
-def test_operator_restarted_mid_savepoint_restart_finishes_exactly(
+def test_operator_restarted_mid_savepoint_restart_finishes_exactly_and_the_queue_follows(
     cluster: Cluster, namespace: str, stack: Stack
 ) -> None:
     def start() -> str:
-        cluster.create(
-            MIG, namespace, migration("move", "q", "savepoint-restart", {"moveInstances": [0]})
-        )
+        move = migration("move", "q", "savepoint-restart", {"moveInstances": [0]})
+        cluster.create(MIG, namespace, move)
+        time.sleep(1.1)  # creation times have one-second resolution; ties go by name
+        again = migration("again", "q", "state-transfer", {"moveInstances": [0]}, verify=True)
+        cluster.create(MIG, namespace, again)
         return "move"
 
     status = run_and_migrate(cluster, namespace, stack, "nexmark-q5", 1, start, "StartingTarget")
     assert status["protocol"] == "savepoint-restart"
-    assert sorted(cluster.pods(namespace)) == ["q-e1-0"]
+    with operator(namespace, stack):
+        again = wait_for("again finished", lambda: finished(cluster, namespace, "again"), 120)
+    assert again["phase"] == "Succeeded", again
+    assert again["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
+    moved = {p["phase"]: p["enteredAt"] for p in status["phaseHistory"]}
+    queued = {p["phase"]: p["enteredAt"] for p in again["phaseHistory"]}
+    assert queued["Queued"] < moved["Succeeded"] <= queued["Preparing"]  # waited its turn
+    assert (again["originEpoch"], again["targetEpoch"]) == (1, 2)
+    assert sorted(cluster.pods(namespace)) == ["q-e2-0"]
 
 
 def test_kubectl_scale_rescales_exactly(cluster: Cluster, namespace: str, stack: Stack) -> None:
