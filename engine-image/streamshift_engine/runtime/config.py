@@ -10,35 +10,29 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import yaml
 
 from streamshift_engine.plan import PlanError, builtin, parse_plan
 from streamshift_engine.plan.model import Plan
+from streamshift_engine.runtime.settings import ConfigError as ConfigError
+from streamshift_engine.runtime.settings import (
+    Getter,
+    Topic,
+    natural,
+    port,
+    positive,
+    settings_file,
+    start,
+    topics,
+)
+from streamshift_engine.runtime.settings import partitions as partitions_of
 
-T = TypeVar("T")
 Format = Literal["json", "columnar"]
-
-
-class ConfigError(ValueError):
-    """A bad setting; the message starts with the setting's name."""
-
-    def __init__(self, setting: str, message: str) -> None:
-        super().__init__(f"{setting}: {message}")
-        self.setting = setting
-
-
-@dataclass(frozen=True)
-class Topic:
-    """A plan input or output and its Kafka topic."""
-
-    name: str
-    topic: str
-    partitions: int
 
 
 @dataclass(frozen=True)
@@ -92,17 +86,17 @@ class WorkerConfig:
 
 def load(env: Mapping[str, str]) -> WorkerConfig:
     """The worker's configuration, or `ConfigError` naming the first bad setting."""
-    values = {**_file(env), **env}
-    get = _Getter(values)
+    values = {**settings_file(env), **env}
+    get = Getter(values)
     plan, version = _plan(values)
-    sources = get.parse("STREAMSHIFT_SOURCES", _topics)
+    sources = get.parse("STREAMSHIFT_SOURCES", topics)
     missing = [spec.name for spec in plan.inputs if spec.name not in {s.name for s in sources}]
     if missing:
         raise ConfigError("STREAMSHIFT_SOURCES", f"no topic for plan input(s) {missing}")
-    sinks = get.parse("STREAMSHIFT_SINKS", _topics)
+    sinks = get.parse("STREAMSHIFT_SINKS", topics)
     if not sinks:
         raise ConfigError("STREAMSHIFT_SINKS", "at least one sink topic is needed")
-    partitions = get.parse("STREAMSHIFT_PARTITIONS", _partitions)
+    partitions = get.parse("STREAMSHIFT_PARTITIONS", partitions_of)
     too_high = [p for p in partitions if p >= sources[0].partitions]
     if too_high:
         raise ConfigError("STREAMSHIFT_PARTITIONS", f"{too_high} not below the topic partitions")
@@ -114,8 +108,8 @@ def load(env: Mapping[str, str]) -> WorkerConfig:
     return WorkerConfig(
         query=get.text("STREAMSHIFT_QUERY"),
         namespace=get.text("STREAMSHIFT_NAMESPACE", "default"),
-        instance=get.parse("STREAMSHIFT_INSTANCE", _natural),
-        epoch=get.parse("STREAMSHIFT_EPOCH", _natural, "0"),
+        instance=get.parse("STREAMSHIFT_INSTANCE", natural),
+        epoch=get.parse("STREAMSHIFT_EPOCH", natural, "0"),
         partitions=partitions,
         plan=plan,
         plan_version=version,
@@ -132,47 +126,16 @@ def load(env: Mapping[str, str]) -> WorkerConfig:
             access_key=get.text("STREAMSHIFT_S3_ACCESS_KEY"),
             secret_key=get.text("STREAMSHIFT_S3_SECRET_KEY"),
         ),
-        snapshot_interval_s=get.parse("STREAMSHIFT_SNAPSHOT_INTERVAL_S", _positive, "30"),
-        snapshot_keep=get.parse("STREAMSHIFT_SNAPSHOT_KEEP", _natural, "3") or 1,
-        commit_interval_s=get.parse("STREAMSHIFT_COMMIT_INTERVAL_S", _positive, "0.5"),
-        batch_size=get.parse("STREAMSHIFT_BATCH_SIZE", _natural, "5000") or 1,
+        snapshot_interval_s=get.parse("STREAMSHIFT_SNAPSHOT_INTERVAL_S", positive, "30"),
+        snapshot_keep=get.parse("STREAMSHIFT_SNAPSHOT_KEEP", natural, "3") or 1,
+        commit_interval_s=get.parse("STREAMSHIFT_COMMIT_INTERVAL_S", positive, "0.5"),
+        batch_size=get.parse("STREAMSHIFT_BATCH_SIZE", natural, "5000") or 1,
         control_host=get.text("POD_IP", "127.0.0.1"),
-        control_port=get.parse("STREAMSHIFT_CONTROL_PORT", _port, "8080"),
+        control_port=get.parse("STREAMSHIFT_CONTROL_PORT", port, "8080"),
         control_token=get.text("STREAMSHIFT_CONTROL_TOKEN"),
         pod_name=get.text("POD_NAME", "worker"),
-        hold=get.parse("STREAMSHIFT_START", _start, "run"),
+        hold=get.parse("STREAMSHIFT_START", start, "run"),
     )
-
-
-class _Getter:
-    def __init__(self, values: Mapping[str, Any]) -> None:
-        self.values = values
-
-    def text(self, name: str, default: str | None = None) -> str:
-        value = self.values.get(name, default)
-        if value is None or str(value).strip() == "":
-            raise ConfigError(name, "is required")
-        return str(value).strip()
-
-    def parse(self, name: str, convert: Callable[[str], T], default: str | None = None) -> T:
-        raw = self.text(name, default)
-        try:
-            return convert(raw)
-        except (ValueError, TypeError, KeyError) as error:
-            raise ConfigError(name, f"bad value {raw!r}: {error}") from None
-
-
-def _file(env: Mapping[str, str]) -> dict[str, Any]:
-    path = env.get("STREAMSHIFT_CONFIG_FILE")
-    if not path:
-        return {}
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as error:
-        raise ConfigError("STREAMSHIFT_CONFIG_FILE", str(error)) from None
-    if not isinstance(data, dict):
-        raise ConfigError("STREAMSHIFT_CONFIG_FILE", "must hold a mapping of setting names")
-    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}
 
 
 def _plan(values: Mapping[str, Any]) -> tuple[Plan, str]:
@@ -181,7 +144,7 @@ def _plan(values: Mapping[str, Any]) -> tuple[Plan, str]:
         if setting == "STREAMSHIFT_PLAN":
             text = str(values[setting])
         else:
-            text = Path(_Getter(values).text(setting)).read_text()
+            text = Path(Getter(values).text(setting)).read_text()
         document = yaml.safe_load(text)
     except (OSError, yaml.YAMLError) as error:
         raise ConfigError(setting, str(error)) from None
@@ -194,45 +157,3 @@ def _plan(values: Mapping[str, Any]) -> tuple[Plan, str]:
         return parse_plan(document.get("inline", document)), version
     except (PlanError, KeyError) as error:
         raise ConfigError(setting, str(error)) from None
-
-
-def _topics(raw: str) -> tuple[Topic, ...]:
-    items = json.loads(raw)
-    if not isinstance(items, list):
-        raise ValueError("expected a JSON list of {name, topic, partitions}")
-    return tuple(Topic(str(i["name"]), str(i["topic"]), int(i.get("partitions", 1))) for i in items)
-
-
-def _partitions(raw: str) -> tuple[int, ...]:
-    values = tuple(sorted({_natural(part) for part in raw.split(",") if part.strip()}))
-    if not values:
-        raise ValueError("no partitions")
-    return values
-
-
-def _start(raw: str) -> bool:
-    """`run` restores and starts at once; `hold` waits for a migration's target `begin`."""
-    if raw not in ("run", "hold"):
-        raise ValueError("must be run or hold")
-    return raw == "hold"
-
-
-def _natural(raw: str) -> int:
-    value = int(raw)
-    if value < 0:
-        raise ValueError("must not be negative")
-    return value
-
-
-def _positive(raw: str) -> float:
-    value = float(raw)
-    if not value > 0:
-        raise ValueError("must be positive")
-    return value
-
-
-def _port(raw: str) -> int:
-    value = int(raw)
-    if not 0 <= value < 65536:
-        raise ValueError("not a TCP port")
-    return value
