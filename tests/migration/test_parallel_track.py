@@ -93,3 +93,13 @@ def test_q3_is_refused_because_its_rows_window_counts_join_results() -> None:
         "combining an old tuple keep arriving among new ones during the migration, so the new "
         "plan's windows of n tuples are not the old plan's"
     )
+
+
+def test_a_window_over_join_results_is_refused_to_keep_window_order() -> None:
+    plan = make_case("random-join-aggregate", 63500).plan
+    reason = ParallelTrack.refusal(plan, plan)
+    assert reason is not None
+    assert reason.startswith(
+        "parallel-track refuses random-join-aggregate: its window agg aggregates the results of "
+        "join join: one combining an old tuple can fall in a later window than an all-new one"
+    )

@@ -15,7 +15,9 @@ A `ROWS` window is counted in tuples, not event time: a global `ROWS n` window s
 tuple directly over an input holds no old tuple after `n` new ones, and its window closed by the
 `k`-th new tuple is all new when `k >= n` (or when no old tuple came before): the new plan
 counts from `A` and suppresses its first `n - 1` windows when the old plan had counted tuples
-(`tuple_gate`). The plans this does not fit are refused with the reason (`refusal`).
+(`tuple_gate`). The plans this does not fit are refused with the reason (`refusal`), among
+them a window over join results: there an old result can belong to a later window than a new
+one, and the old plan would emit it first, out of the key's window order.
 """
 
 from __future__ import annotations
@@ -65,6 +67,14 @@ def refusal(plan: Plan) -> str | None:
         return "its state is unbounded (a per-key counter): its old tuples are never purged"
     windows = own_windows(plan)
     for op, window in windows:
+        join = _join_below(plan, op)
+        if op.type != "window_join" and join and window.kind != "rows":
+            return (
+                f"its window {op.id} aggregates the results of join {join}: one combining an old "
+                "tuple can fall in a later window than an all-new one, so the old plan would emit "
+                "a key's later windows before the new plan's earlier ones (seed 001 4.2.3 keeps "
+                "timestamp order, not window order)"
+            )
         if window.kind == "session":
             return (
                 f"{op.id}'s session windows grow while tuples keep coming: a session begun by old "
@@ -82,6 +92,18 @@ def refusal(plan: Plan) -> str | None:
         reason = _rows_aggregate_refusal(plan, op, window)
         if reason:
             return reason
+    return None
+
+
+def _join_below(plan: Plan, op: OperatorSpec) -> str | None:
+    """The id of a join upstream of `op`, if any."""
+    specs = {spec.id: spec for spec in plan.operators}
+    pending = list(op.inputs)
+    while pending:
+        node = specs.get(pending.pop())
+        if node is not None and node.type == "window_join":
+            return node.id
+        pending += node.inputs if node is not None else ()
     return None
 
 
