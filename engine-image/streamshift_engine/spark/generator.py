@@ -8,7 +8,9 @@ records leave in index order (event time never decreases with the index).
 
 Records: in `json` one event per record (`wire.encode_json`), keyed by the kind's key field
 (bids by auction, auctions by seller, persons by id); in `columnar` one Arrow IPC stream per
-chunk, kind and partition (`wire.encode_columnar`), keyed by the partition number. The Kafka
+chunk, kind and partition (`wire.encode_columnar`), keyed by the partition number. Columnar
+records are few, so there each chunk is generated once and the records are shuffled to their
+owning task instead (`_columnar_frame`). The Kafka
 partition of a record is the engine's key group (`Batch.partition`), written explicitly.
 """
 
@@ -98,8 +100,25 @@ def _records(spec: GenerateSpec, kind: str, batch: Batch) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, names=["topic", "partition", "key", "value"])
 
 
+def chunk_records(spec: GenerateSpec, chunk: int) -> pa.RecordBatch | None:
+    """The columnar records of one chunk: one per kind and partition, tagged with `chunk`."""
+    first = spec.start_index + chunk * spec.chunk
+    count = min(spec.chunk, spec.start_index + spec.count - first)
+    parts = [
+        _records(spec, k, b) for k, b in generate(spec.seed, first, count, spec.config).items()
+    ]
+    table = pa.Table.from_batches([p for p in parts if p.num_rows])
+    if table.num_rows == 0:
+        return None
+    tagged = table.append_column("chunk", pa.array([chunk] * table.num_rows, pa.int64()))
+    return tagged.combine_chunks().to_batches()[0]
+
+
 def records_frame(spark: Any, spec: GenerateSpec) -> Any:
-    """A DataFrame `(topic, partition, key, value)` of the spec's records, one task per owner."""
+    """A DataFrame `(topic, partition, key, value)` of the spec's records; each Kafka partition's
+    records in one Spark partition, in index order."""
+    if spec.wire == "columnar":
+        return _columnar_frame(spark, spec)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for tasks in batches:
@@ -108,6 +127,26 @@ def records_frame(spark: Any, spec: GenerateSpec) -> Any:
 
     owners = spark.range(0, spec.tasks, numPartitions=spec.tasks)
     return owners.mapInArrow(run, RECORD_SCHEMA)
+
+
+def _columnar_frame(spark: Any, spec: GenerateSpec) -> Any:
+    """Columnar records are few and large: every chunk is generated once, by any task, and the
+    records are then shuffled to one Spark partition per Kafka partition (`partition % tasks`)
+    and sorted by chunk, which costs far less than generating every chunk in every task."""
+    from pyspark.sql import functions as F
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for chunks in batches:
+            for chunk in chunks.column(0).to_pylist():
+                records = chunk_records(spec, chunk)
+                if records is not None:
+                    yield records
+
+    chunks = -(-spec.count // spec.chunk)
+    ids = spark.range(0, chunks, numPartitions=max(1, min(chunks, spec.tasks)))
+    records = ids.mapInArrow(run, f"{RECORD_SCHEMA}, chunk bigint")
+    owned = records.repartition(spec.tasks, F.pmod(F.col("partition"), F.lit(spec.tasks)))
+    return owned.sortWithinPartitions("chunk").drop("chunk")
 
 
 def write_kafka(frame: Any, bootstrap: str) -> None:
