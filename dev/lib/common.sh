@@ -81,9 +81,44 @@ healthy() {  # healthy PART: exit 0 when PART answers its health check
         "https://127.0.0.1:$APISERVER_PORT/readyz" >/dev/null 2>&1 ;;
     kube-controller-manager) curl -fsSk -m 2 "https://127.0.0.1:$KCM_PORT/healthz" >/dev/null 2>&1 ;;
     minio) curl -fsS -m 2 "http://127.0.0.1:$MINIO_PORT/minio/health/ready" >/dev/null 2>&1 ;;
-    kafka) "$VENV/bin/streamshift-dev" health kafka --bootstrap "127.0.0.1:$KAFKA_PORT" >/dev/null 2>&1 ;;
-    node-agent) "$VENV/bin/streamshift-dev" health node --kubeconfig "$KUBECONFIG_PATH" --node "$NODE_NAME" >/dev/null 2>&1 ;;
+    kafka) kafka_ready ;;
+    node-agent) node_ready ;;
   esac
+}
+
+# kafka_ready: the broker answers an ApiVersions request without error (standard library only,
+# so the check costs no client start-up time; `streamshift-dev health kafka` does the same
+# with confluent-kafka)
+kafka_ready() {
+  python3 - "$KAFKA_PORT" <<'PY'
+import socket, struct, sys
+body = struct.pack(">hhih", 18, 0, 1, 9) + b"health-ok"
+try:
+    with socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2) as s:
+        s.sendall(struct.pack(">i", len(body)) + body)
+        head = s.recv(10)
+except OSError:
+    sys.exit(1)
+sys.exit(0 if len(head) >= 10 and struct.unpack(">ih", head[4:10]) == (1, 0) else 1)
+PY
+}
+
+# node_ready: the agent's Node is Ready and its Lease was renewed in the last 40 s (what
+# `streamshift-dev health node` checks, without the client library's start-up time)
+node_ready() {
+  local api="https://127.0.0.1:$APISERVER_PORT" node lease
+  local curl=(curl -fsS -m 2 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key")
+  node="$("${curl[@]}" "$api/api/v1/nodes/$NODE_NAME" 2>/dev/null)" || return 1
+  lease="$("${curl[@]}" "$api/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/$NODE_NAME" 2>/dev/null)" || return 1
+  python3 - "$node" "$lease" <<'PY'
+import json, sys
+from datetime import datetime, timezone
+node, lease = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+ready = [c for c in node["status"].get("conditions", []) if c["type"] == "Ready"]
+renew = datetime.fromisoformat(lease["spec"]["renewTime"].replace("Z", "+00:00"))
+age = (datetime.now(timezone.utc) - renew).total_seconds()
+sys.exit(0 if ready and ready[0]["status"] == "True" and age < 40 else 1)
+PY
 }
 
 # rss_kib PID: resident memory of PID in KiB (0 if gone).
