@@ -35,6 +35,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from streamshift_engine.events import result_json
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
 
@@ -239,9 +240,10 @@ def _to_numpy(column: pa.ChunkedArray) -> npt.NDArray[Any]:
 
 
 def encode_results_json(results: ResultBatch) -> list[bytes]:
-    """One JSON object per result: its id, window bounds, key and value fields."""
+    """One JSON object per result: its id, window bounds, key and value fields (the records of
+    `ResultBatch.to_records`, built column-wise by `result_json`)."""
     with _collector_paused():
-        return list(map(orjson.dumps, results.to_records()))
+        return result_json.encode_results_json(results, result_ids)
 
 
 def encode_results_columnar(results: ResultBatch) -> bytes:

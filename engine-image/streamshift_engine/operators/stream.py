@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from streamshift_engine.events.batch import Batch
 
@@ -52,10 +54,10 @@ def identities(batch: Batch, result_keys: Sequence[str]) -> list[str]:
     if result_keys:
         keys = [batch.columns[k].tolist() for k in result_keys]
         return [":".join(map(str, parts)) for parts in zip(*keys, strict=True)]
-    return [
-        f"{batch.source}@{p}:{o}"
-        for p, o in zip(batch.partition.tolist(), batch.offset.tolist(), strict=True)
-    ]
+    places = [pc.cast(pa.array(a), pa.string()) for a in (batch.partition, batch.offset)]
+    joined = pc.binary_join_element_wise(f"{batch.source}@", places[0], ":", places[1], "")
+    texts: list[str] = joined.to_pylist()
+    return texts
 
 
 def stream(

@@ -1,0 +1,79 @@
+"""The column-wise JSON encoding of results equals `orjson.dumps` of each `to_records()` record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from streamshift_engine.events.results import ResultBatch, results_from_mapping
+from streamshift_engine.events.wire import encode_results_json
+
+INT64 = st.integers(-(2**63), 2**63 - 1)
+TEXT = st.text() | st.sampled_from(['a"b', "back\\slash", "tab\there", "é ü 漢", "\x00"])
+VALUE = INT64 | TEXT | st.booleans() | st.floats(allow_nan=False) | st.none()
+
+
+def _objects(values: list[Any]) -> Any:
+    column = np.empty(len(values), dtype=object)
+    column[:] = values
+    return column
+
+
+def _results(rows: list[tuple[int, int, int, str, Any, float]]) -> ResultBatch:
+    zeros = [0] * len(rows)
+    return results_from_mapping(
+        "q",
+        {
+            "partition": zeros,
+            "window_start": [r[0] for r in rows],
+            "window_end": [r[1] for r in rows],
+            "min_ts": zeros,
+            "max_ts": zeros,
+            "keys": {"k": [r[2] for r in rows], "name": _objects([r[3] for r in rows])},
+            "values": {"v": _objects([r[4] for r in rows]), "f": np.array([r[5] for r in rows])},
+        },
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(INT64, INT64, INT64, TEXT, VALUE, st.floats(allow_nan=False)),
+        min_size=1,
+        max_size=20,
+    )
+)
+def test_json_records_equal_the_per_record_encoding(
+    rows: list[tuple[int, int, int, str, Any, float]],
+) -> None:
+    results = _results(rows)
+    assert encode_results_json(results) == list(map(orjson.dumps, results.to_records()))
+    text_values = {"v": _objects([r[3] for r in rows])}
+    same_text = ResultBatch(**{**_fields(results), "values": text_values})
+    assert encode_results_json(same_text) == list(map(orjson.dumps, same_text.to_records()))
+
+
+def _fields(results: ResultBatch) -> dict[str, Any]:
+    names = ("query", "partition", "window_start", "window_end", "min_ts", "max_ts", "keys")
+    return {name: getattr(results, name) for name in names}
+
+
+def test_a_join_identity_is_left_to_the_result_id() -> None:
+    results = results_from_mapping(
+        "j",
+        {
+            "partition": [0],
+            "window_start": [-1],
+            "window_end": [-1],
+            "min_ts": [0],
+            "max_ts": [0],
+            "keys": {"id": _objects(["a@0:1|b@0:2"])},
+            "values": {"x": [1.5]},
+        },
+    )
+    assert encode_results_json(results) == [
+        b'{"id":"j|-1|-1|a@0:1|b@0:2","window_start":-1,"window_end":-1,"x":1.5}'
+    ]
