@@ -11,8 +11,7 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
-from streamshift_operator import events
-from streamshift_operator.admission import Candidate, admitted
+from streamshift_operator import admit, events
 from streamshift_operator.context import Context
 from streamshift_operator.control import ControlError
 from streamshift_operator.kube import MIGRATIONS, STREAM_QUERIES
@@ -29,7 +28,6 @@ from streamshift_operator.observe import observe
 from streamshift_operator.pods import QueryIdentity
 from streamshift_operator.record import cost, handover_patch
 from streamshift_operator.steps import Run, perform
-from streamshift_operator.target import Refused, resolve
 from streamshift_operator.verify import verify
 
 COMMIT_WAIT_S = 1.0  # several of the workers' commit intervals
@@ -49,7 +47,7 @@ async def tick(ctx: Context, namespace: str, name: str) -> None:
         status.phase_history.append(PhaseRecord(phase=status.phase, entered_at=now))
     query = await ctx.kube.get(STREAM_QUERIES, namespace, spec.query_ref.name)
     if status.phase is Phase.QUEUED:
-        obs = await _queued(ctx, name, spec, status, query, now)
+        obs = await admit.queued(ctx, name, spec, status, query, now)
     else:
         obs = await _step(ctx, name, spec, status, query, now)
     state = MachineState(
@@ -74,50 +72,7 @@ async def tick(ctx: Context, namespace: str, name: str) -> None:
     if not await ctx.kube.patch_status(MIGRATIONS, namespace, name, status.wire(), version):
         return
     if decision.phase in TERMINAL and query is not None:
-        await _release_query(ctx, query, name)
-
-
-async def _queued(
-    ctx: Context,
-    name: str,
-    spec: MigrationSpec,
-    status: MigrationStatus,
-    query: dict[str, Any] | None,
-    now: datetime,
-) -> Observation:
-    namespace = None if query is None else query["metadata"]["namespace"]
-    if query is None or namespace is None:
-        return Observation(
-            now=now,
-            failure=f"StreamQuery {spec.query_ref.name!r} not found: create it or fix "
-            "spec.queryRef.name (a Migration of a deleted query cannot run)",
-        )
-    migrations = await ctx.kube.list(MIGRATIONS, namespace)
-    candidates = [
-        Candidate(
-            m["metadata"]["name"],
-            datetime.fromisoformat(m["metadata"]["creationTimestamp"]),
-            Phase((m.get("status") or {}).get("phase", Phase.QUEUED)),
-        )
-        for m in migrations
-        if m["spec"]["queryRef"]["name"] == spec.query_ref.name
-    ]
-    placed = StreamQueryStatus.model_validate(query.get("status") or {})
-    busy = placed.active_migration not in (None, name)
-    if busy or admitted(candidates) != name or not placed.instances:
-        return Observation(now=now)
-    try:
-        resolved = resolve(spec, StreamQuerySpec.model_validate(query["spec"]), placed, 0)
-    except Refused as refused:
-        return Observation(now=now, failure=str(refused))
-    mark = {"activeMigration": name, "phase": "Migrating"}
-    rv = query["metadata"]["resourceVersion"]
-    if not await ctx.kube.patch_status(STREAM_QUERIES, namespace, spec.query_ref.name, mark, rv):
-        return Observation(now=now)
-    status.protocol, status.protocol_reason = resolved.protocol, resolved.reason
-    status.origin_epoch, status.target_epoch = placed.epoch, placed.epoch + 1
-    status.target_instances = resolved.instances
-    return Observation(now=now, admitted=True)
+        await admit.release(ctx, query, name)
 
 
 async def _step(
@@ -188,11 +143,3 @@ async def _hand_over(ctx: Context, query: dict[str, Any], status: MigrationStatu
     return await ctx.kube.patch_status(
         STREAM_QUERIES, meta["namespace"], meta["name"], patch, meta["resourceVersion"]
     )
-
-
-async def _release_query(ctx: Context, query: dict[str, Any], name: str) -> None:
-    meta = query["metadata"]
-    if (query.get("status") or {}).get("activeMigration") == name:
-        await ctx.kube.patch_status(
-            STREAM_QUERIES, meta["namespace"], meta["name"], {"activeMigration": None}
-        )
