@@ -25,6 +25,7 @@ from streamshift_engine.plan import builtin
 from streamshift_engine.runner import Instance, collect, run_plan
 
 TOKEN = "test-token"
+LOGS: dict[int, Path] = {}
 
 
 @dataclass(frozen=True)
@@ -157,10 +158,12 @@ class WorkerProcesses:
         self.started: list[subprocess.Popen[bytes]] = []
 
     def start(self, env: dict[str, str]) -> subprocess.Popen[bytes]:
-        log = open(self.logs / f"worker-{len(self.started)}.log", "wb")  # noqa: SIM115
+        path = self.logs / f"worker-{len(self.started)}.log"
+        log = open(path, "wb")  # noqa: SIM115
         command = [sys.executable, "-m", "streamshift_engine.runtime"]
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
         self.started.append(process)
+        LOGS[process.pid] = path
         return process
 
     def log(self, index: int) -> str:
@@ -192,7 +195,8 @@ def wait_ready(env: dict[str, str], process: subprocess.Popen[bytes], timeout: f
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise AssertionError(f"worker exited with {process.returncode}")
+            tail = LOGS[process.pid].read_text()[-3000:] if process.pid in LOGS else ""
+            raise AssertionError(f"worker exited with {process.returncode}:\n{tail}")
         try:
             if control(env, "GET", "/readyz")[0] == 200:
                 return
