@@ -44,6 +44,7 @@ class WorkerReport:
     state_bytes: int
     counts: dict[str, int]
     last_snapshot: Snapshot | None
+    handoff: dict[str, Any] | None  # a UniMiCo hand-off under way on this worker
 
     @classmethod
     def parse(cls, data: dict[str, Any]) -> "WorkerReport":
@@ -64,6 +65,7 @@ class WorkerReport:
                 bytes=int(last["bytes"]),
                 created=datetime.fromtimestamp(float(last["created"]), UTC),
             ),
+            handoff=data.get("handoff"),
         )
 
 

@@ -27,7 +27,8 @@ from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQuery
 from streamshift_operator.observe import observe
 from streamshift_operator.pods import QueryIdentity
 from streamshift_operator.record import cost, handover_patch
-from streamshift_operator.steps import Run, perform
+from streamshift_operator.run import Run
+from streamshift_operator.steps import perform
 from streamshift_operator.verify import verify
 
 COMMIT_WAIT_S = 1.0  # several of the workers' commit intervals

@@ -9,59 +9,16 @@ worker is only "not yet", bounded by the phase's timeout.
 """
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any
 
-from streamshift_operator import act
-from streamshift_operator.context import Context
-from streamshift_operator.control import ControlClient, ControlError
+from streamshift_operator import act, unimico
+from streamshift_operator.control import ControlError
 from streamshift_operator.machine import Action
-from streamshift_operator.models.migration import MigrationStatus
-from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
+from streamshift_operator.models.migration import Protocol
 from streamshift_operator.names import pod_name
-from streamshift_operator.observe import QueryView
-from streamshift_operator.pods import QueryIdentity, build_pod
+from streamshift_operator.pods import build_pod
+from streamshift_operator.run import Run
 
 A = Action
-
-
-@dataclass
-class Run:
-    """One tick of one migration: what was read, and the cost figures its steps learn."""
-
-    ctx: Context
-    control: ControlClient
-    name: str
-    query: QueryIdentity
-    spec: StreamQuerySpec
-    placed: StreamQueryStatus  # the query's status: the origin placement until the hand-over
-    status: MigrationStatus
-    view: QueryView
-    plan: dict[str, Any]  # the plan the target pods run
-    learned: dict[str, int] = field(default_factory=dict)
-
-    def pods(self, epoch: int | None) -> list[str]:
-        return sorted(p.name for p in self.view.pods.values() if p.epoch == epoch)
-
-    def origin(self) -> list[tuple[str, list[int]]]:
-        return [
-            (pod_name(self.query.name, self.placed.epoch, i.id), i.partitions)
-            for i in self.placed.instances
-        ]
-
-    def targets(self) -> list[tuple[str, list[int]]]:
-        epoch = self.status.target_epoch
-        return [
-            (pod_name(self.query.name, epoch or 0, i.id), i.partitions)
-            for i in self.status.target_instances
-        ]
-
-    async def role(self, pod: str, action: str, partitions: list[int] | None) -> dict[str, Any]:
-        view = self.view.pods.get(pod)
-        if view is None or view.ip is None or not self.view.running(pod):
-            raise ControlError(f"{pod} is not running", None)
-        body = {} if partitions is None else {"partitions": partitions}
-        return await self.control.call(view.ip, f"/v1/migrations/{self.name}/{action}", body)
 
 
 async def perform(run: Run, actions: tuple[Action, ...]) -> bool:
@@ -95,7 +52,10 @@ async def start_targets(run: Run) -> bool:
 
 
 async def begin_roles(run: Run) -> bool:
-    """State-transfer and savepoint-restart origins take their role with the pause."""
+    """UniMiCo targets begin reading from the log end; state-transfer and savepoint-restart
+    origins take their role with the pause."""
+    if run.status.protocol is Protocol.UNIMICO:
+        await unimico.begin_targets(run)
     return True
 
 
@@ -179,4 +139,6 @@ STEPS: dict[Action, Callable[[Run], Awaitable[bool]]] = {
     A.DELETE_ORIGIN_PODS: stop_origin,
     A.DELETE_TARGET_PODS: lambda run: delete_pods(run, run.status.target_epoch),
     A.RESUME_ORIGIN: resume_origin,
+    A.COLLECT_START_TIMESTAMP: unimico.collect_start,
+    A.DRAIN_ORIGIN: unimico.drain_origin,
 }

@@ -17,9 +17,11 @@ from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQuery
 from streamshift_operator.plancheck import check_plan
 from streamshift_operator.protocols import TargetKind, choose, refusal
 
-# The role endpoints of `streamshift worker` (pause at marker, snapshot, release, begin, stop)
-# carry these protocols; the others need role endpoints the runtime does not offer yet.
-RUNTIME_PROTOCOLS = frozenset({Protocol.STATE_TRANSFER, Protocol.SAVEPOINT_RESTART})
+# The role endpoints of `streamshift worker` (pause, snapshot, release, begin, stop, handoff,
+# activate, release-output) carry these protocols; the others need endpoints it lacks yet.
+RUNTIME_PROTOCOLS = frozenset(
+    {Protocol.UNIMICO, Protocol.STATE_TRANSFER, Protocol.SAVEPOINT_RESTART}
+)
 
 
 @dataclass(frozen=True)
@@ -72,14 +74,14 @@ def resolve(
     if kind is TargetKind.PLAN:
         raise Refused(
             "a plan change needs parallel-track or moving-state, and the worker runtime has no "
-            "role endpoints for them yet (it offers pause, snapshot, release, begin, stop)"
+            "role endpoints for them yet (it offers unimico, state-transfer, savepoint-restart)"
         )
     if protocol not in RUNTIME_PROTOCOLS:
         if spec.protocol is not Protocol.AUTO:
             raise Refused(
                 f"protocol {protocol} needs worker role endpoints that `streamshift worker` "
-                "does not offer yet (it offers pause, snapshot, release, begin and stop): "
-                "use state-transfer, savepoint-restart or auto"
+                "does not offer yet (it offers unimico, state-transfer and savepoint-restart): "
+                "use one of those or auto"
             )
         protocol, reason = (
             Protocol.STATE_TRANSFER,
@@ -87,9 +89,27 @@ def resolve(
             "state-transfer is the best protocol it offers",
         )
     ranges = assign(partitions, count)
+    split = _split_targets(placed, ranges)
+    if protocol is Protocol.UNIMICO and split:
+        why = (
+            f"target instance(s) {split} would take partitions of several origins, and unimico "
+            "hands each target over at the activation of one origin"
+        )
+        if spec.protocol is not Protocol.AUTO:
+            raise Refused(
+                f"{why}: pick a parallelism that divides or multiplies the current one "
+                "or use state-transfer"
+            )
+        protocol, reason = Protocol.STATE_TRANSFER, f"auto prefers unimico, but {why}"
     return Resolved(
         protocol=protocol,
         reason=reason,
         instances=[AssignedInstance(id=i, partitions=r) for i, r in enumerate(ranges)],
         plan=plan.wire(),
     )
+
+
+def _split_targets(placed: StreamQueryStatus, ranges: list[list[int]]) -> list[int]:
+    """Target instances whose partitions come from more than one origin instance."""
+    owner = {p: i.id for i in placed.instances for p in i.partitions}
+    return [t for t, parts in enumerate(ranges) if len({owner[p] for p in parts}) > 1]

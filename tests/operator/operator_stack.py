@@ -4,6 +4,7 @@ in-process reference and a `read_committed` reader of the output."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -236,3 +237,18 @@ def operator(namespace: str, stack: Stack) -> Iterator[KopfRunner]:
         yield runner
     assert runner.exit_code == 0, runner.output
     assert runner.exception is None, runner.exception
+
+
+def feed_steadily(
+    stack: Stack, prefix: str, inputs: dict[str, Batch], chunks: int, every: float
+) -> None:
+    """Produce the inputs in `chunks` slices of event time, one slice every `every` seconds
+    (each slice a prefix of what is left in every partition: event time grows with offsets)."""
+    low = min(int(b.ts.min()) for b in inputs.values())
+    high = max(int(b.ts.max()) for b in inputs.values()) + 1
+    bounds = [low + (high - low) * i // chunks for i in range(chunks + 1)]
+    for begin, end in itertools.pairwise(bounds):
+        produce(
+            stack, prefix, {n: b.take((b.ts >= begin) & (b.ts < end)) for n, b in inputs.items()}
+        )
+        time.sleep(every)

@@ -49,17 +49,27 @@ def test_rescale_reassigns_partitions_over_the_new_parallelism() -> None:
     assert resolved.plan == {"builtin": "nexmark-q8"}
 
 
-def test_auto_runs_the_best_protocol_the_runtime_offers_and_says_why() -> None:
+def test_auto_hands_a_windowed_query_over_by_unimico() -> None:
     resolved = resolve(mig("auto", {"moveInstances": [0]}), Q5, initial_status(Q5), 0)
-    assert resolved.protocol is Protocol.STATE_TRANSFER
-    assert "unimico" in resolved.reason and "cannot drive" in resolved.reason
+    assert resolved.protocol is Protocol.UNIMICO
     assert [i.partitions for i in resolved.instances] == [[0, 1, 2, 3]]
+
+
+def test_unimico_needs_one_origin_per_target_and_auto_falls_back_saying_why() -> None:
+    three = initial_status(Q8.model_copy(update={"parallelism": 3}))  # [0, 1], [2], [3]
+    shrink = resolve(mig("auto", {"parallelism": 2}), Q8, three, 0)  # [0, 1], [2, 3]
+    assert shrink.protocol is Protocol.STATE_TRANSFER
+    assert "auto prefers unimico, but target instance(s) [1]" in shrink.reason
+    with pytest.raises(Refused, match="pick a parallelism that divides or multiplies"):
+        resolve(mig("unimico", {"parallelism": 2}), Q8, three, 0)
+    grow = resolve(mig("unimico", {"parallelism": 4}), Q8, initial_status(Q8), 0)
+    assert grow.protocol is Protocol.UNIMICO
 
 
 @pytest.mark.parametrize(
     ("protocol", "target", "fix"),
     [
-        ("unimico", {"moveInstances": [0]}, "use state-transfer, savepoint-restart or auto"),
+        ("parallel-track", {"moveInstances": [0]}, "use one of those or auto"),
         ("savepoint-restart", {"parallelism": 5}, "lower it or give the topics more partitions"),
         ("state-transfer", {"moveInstances": [7]}, "no instance [7] runs"),
         ("auto", {"plan": {"builtin": "nexmark-q8"}}, "the target plan is invalid"),

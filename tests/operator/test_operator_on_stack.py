@@ -5,6 +5,7 @@ restarted mid-migration finishes it, `kubectl scale` rescales exactly."""
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from operator_stack import (
     SQ,
     Cluster,
     Stack,
+    feed_steadily,
     migration,
     nexmark,
     operator,
@@ -62,13 +64,6 @@ def ready(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | None:
 def finished(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | None:
     status = cluster.status(MIG, namespace, name)
     return status if status.get("phase") in ("Succeeded", "Failed", "RolledBack") else None
-
-
-def split(inputs: dict[str, Any], at: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Each input's events before and from event time `at` (a prefix of every partition)."""
-    early = {n: b.take(b.ts < at) for n, b in inputs.items()}
-    late = {n: b.take(b.ts >= at) for n, b in inputs.items()}
-    return early, late
 
 
 def test_query_runs_reports_and_outputs_exactly(
@@ -159,8 +154,10 @@ def test_invalid_resources_are_refused_or_reported_and_the_operator_keeps_runnin
         # A valid query still runs; then migrations the runtime cannot drive fail with why.
         cluster.create(SQ, namespace, sq("q5"))
         wait_for("q5 Running", lambda: ready(cluster, namespace, "q5"), 60)
-        cluster.create(MIG, namespace, migration("m-uni", "q5", "unimico", {"moveInstances": [0]}))
-        assert "does not offer yet" in reported(cluster, MIG, namespace, "m-uni", "Failed")
+        cluster.create(
+            MIG, namespace, migration("m-pt", "q5", "parallel-track", {"moveInstances": [0]})
+        )
+        assert "does not offer yet" in reported(cluster, MIG, namespace, "m-pt", "Failed")
         cluster.create(MIG, namespace, migration("m-wide", "q5", "auto", {"parallelism": 2}))
         assert "runs on one instance" in reported(cluster, MIG, namespace, "m-wide", "Failed")
         assert ready(cluster, namespace, "q5") is not None  # still served after every refusal
@@ -176,15 +173,18 @@ def run_and_migrate(
     restart_operator_in: str | None = None,
     outcome: str = "Succeeded",
 ) -> dict[str, Any]:
-    """Run `plan`, feed half the input, migrate with `start()`, feed the rest; the output must
-    equal the in-process reference whatever the `outcome`. Returns the migration's status."""
-    inputs = nexmark(plan, 20_000)
-    early, late = split(inputs, min(int(b.ts[len(b.ts) // 2]) for b in inputs.values()))
+    """Run `plan` with input flowing steadily (200 s of event time over about 30 s), migrate
+    with `start()` a few seconds in, with the operator restarted once (in the phase given, or
+    right after the start); the output must equal the in-process reference whatever the
+    `outcome`. Returns the migration's final status."""
+    inputs = nexmark(plan, 40_000)
     expected = reference(plan, [inputs])
     with operator(namespace, stack):
         cluster.create(SQ, namespace, stream_query("q", plan, namespace, stack, parallelism))
         wait_for("q Running", lambda: ready(cluster, namespace, "q"), 60)
-        produce(stack, namespace, early)
+        feeder = threading.Thread(target=feed_steadily, args=(stack, namespace, inputs, 40, 0.75))
+        feeder.start()
+        time.sleep(3)
         name = start()
         if restart_operator_in is not None:
             wait_for(
@@ -194,9 +194,9 @@ def run_and_migrate(
                 every=0.05,
             )
     with operator(namespace, stack):
-        produce(stack, namespace, late)
         status = wait_for(f"{name} finished", lambda: finished(cluster, namespace, name), 180)
         assert status["phase"] == outcome, status
+        feeder.join(60)
         wait_for("q Running again", lambda: ready(cluster, namespace, "q"), 60)
         assert read_committed(stack, f"{namespace}-out", len(expected), 90) == expected
     return status
@@ -272,7 +272,7 @@ def test_kubectl_scale_rescales_exactly(cluster: Cluster, namespace: str, stack:
         return str(made[0]["metadata"]["name"])
 
     status = run_and_migrate(cluster, namespace, stack, "nexmark-q8", 2, start)
-    assert status["protocol"] == "state-transfer" and "auto prefers" in status["protocolReason"]
+    assert status["protocol"] == "unimico"  # auto's choice for a windowed plan
     assert cluster.status(SQ, namespace, "q")["replicas"] == 3
 
 
@@ -298,3 +298,26 @@ def test_origin_pod_deleted_mid_migration_rolls_back_with_nothing_lost(
     assert "q-e0-1 lost before the hand-over" in status["phaseHistory"][-2]["message"]
     query = cluster.get(SQ, namespace, "q")
     assert query["status"]["epoch"] == 0 and query["spec"]["parallelism"] == 2
+
+
+def test_unimico_moves_q5_with_verified_exact_output(
+    cluster: Cluster, namespace: str, stack: Stack
+) -> None:
+    def start() -> str:
+        body = migration("move", "q", "unimico", {"moveInstances": [0]}, verify=True)
+        cluster.create(MIG, namespace, body)
+        return "move"
+
+    status = run_and_migrate(cluster, namespace, stack, "nexmark-q5", 1, start)
+    phases = [p["phase"] for p in status["phaseHistory"]]
+    assert phases == [
+        "Queued",
+        "Preparing",
+        "AwaitingStartTimestamp",
+        "DrainingOrigin",
+        "HandingOver",
+        "Finalizing",
+        "Succeeded",
+    ]
+    assert status["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
+    assert sorted(cluster.pods(namespace)) == ["q-e1-0"]

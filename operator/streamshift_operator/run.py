@@ -1,0 +1,54 @@
+"""One tick of one Migration as its steps see it: what was read, and how to call a worker."""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from streamshift_operator.context import Context
+from streamshift_operator.control import ControlClient, ControlError
+from streamshift_operator.models.migration import MigrationStatus
+from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
+from streamshift_operator.names import pod_name
+from streamshift_operator.observe import QueryView
+from streamshift_operator.pods import QueryIdentity
+
+
+@dataclass
+class Run:
+    """One tick of one migration: what was read, and the cost figures its steps learn."""
+
+    ctx: Context
+    control: ControlClient
+    name: str
+    query: QueryIdentity
+    spec: StreamQuerySpec
+    placed: StreamQueryStatus  # the query's status: the origin placement until the hand-over
+    status: MigrationStatus
+    view: QueryView
+    plan: dict[str, Any]  # the plan the target pods run
+    learned: dict[str, int] = field(default_factory=dict)
+
+    def pods(self, epoch: int | None) -> list[str]:
+        return sorted(p.name for p in self.view.pods.values() if p.epoch == epoch)
+
+    def origin(self) -> list[tuple[str, list[int]]]:
+        return [
+            (pod_name(self.query.name, self.placed.epoch, i.id), i.partitions)
+            for i in self.placed.instances
+        ]
+
+    def targets(self) -> list[tuple[str, list[int]]]:
+        epoch = self.status.target_epoch
+        return [
+            (pod_name(self.query.name, epoch or 0, i.id), i.partitions)
+            for i in self.status.target_instances
+        ]
+
+    async def role(
+        self, pod: str, action: str, partitions: list[int] | None, **extra: Any
+    ) -> dict[str, Any]:
+        """POST a role request to `pod` keyed by this migration (ControlError if it cannot)."""
+        view = self.view.pods.get(pod)
+        if view is None or view.ip is None or not self.view.running(pod):
+            raise ControlError(f"{pod} is not running", None)
+        body = {**extra} if partitions is None else {"partitions": partitions, **extra}
+        return await self.control.call(view.ip, f"/v1/migrations/{self.name}/{action}", body)
