@@ -28,7 +28,7 @@ from streamshift_engine.events.wire import DeadLetter, Schema, decode_json
 from streamshift_engine.plan import Plan, builtin, builtin_names, parse_plan
 from streamshift_engine.runner import Instance
 
-COMMAND_MODULES = ("streamshift_engine.runtime.worker", "streamshift_engine.verify")
+COMMAND_MODULES = ("streamshift_engine.runtime.worker", "streamshift_engine.spark.cli")
 Handler = Callable[[argparse.Namespace], int]
 
 
