@@ -11,16 +11,9 @@ for part in "${PARTS[@]}"; do
     rss="$(rss_kib "$pid")"; total=$((total + rss))
     if healthy "$part"; then health=healthy; else health=UNHEALTHY; bad=1; fi
     printf '%-24s %-8s %-9s %10d  %s\n' "$part" "$pid" "$health" $((rss / 1024)) "$LOG/$part.log"
-    if [ "$part" = node-agent ]; then
-      # the agent's code (in the repo whose .venv runs it) changed after it started?
-      src="$(tr '\0' '\n' < "/proc/$pid/cmdline" | sed -n 2p)"
-      src="$(dirname "$(dirname "$(dirname "$src")")")/dev/streamshift_dev"
-      started=$(( $(date +%s) - $(ps -o etimes= -p "$pid") ))
-      newest="$(stat -c %Y "$src"/*.py 2>/dev/null | sort -n | tail -1)"
-      if [ -n "$newest" ] && [ "$newest" -gt "$started" ]; then
-        echo "  note: $src changed after the node agent started; to run the new code:"
-        echo "        dev/down.sh node-agent && dev/up.sh"
-      fi
+    if [ "$part" = node-agent ] && src="$(agent_stale "$pid")"; then
+      echo "  note: $src changed after the node agent started; to run the new code:"
+      echo "        dev/down.sh node-agent && dev/up.sh"
     fi
   else
     printf '%-24s %-8s %-9s %10s  %s\n' "$part" - stopped - "$LOG/$part.log"

@@ -25,10 +25,17 @@ stop_stack() {
 }
 trap stop_stack EXIT
 
+if [ "${CI:-}" = true ] && pid="$(part_pid node-agent)" && agent_stale "$pid" >/dev/null; then
+  # in CI nobody else uses the stack: a node agent older than its code is restarted
+  say "CI: the node agent runs code older than its source; restarting it"
+  "$REPO/dev/down.sh" node-agent
+  restarted_agent=1
+fi
 if "$REPO/dev/status.sh" >/dev/null 2>&1; then
   say "the local stack is already up; using it"
 else
   for part in "${PARTS[@]}"; do
+    [ "$part" = node-agent ] && [ "${restarted_agent:-0}" = 1 ] && continue  # it was up: keep it
     part_pid "$part" >/dev/null || started+=("$part")
   done
   "$REPO/dev/up.sh"

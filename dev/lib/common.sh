@@ -121,6 +121,17 @@ sys.exit(0 if ready and ready[0]["status"] == "True" and age < 40 else 1)
 PY
 }
 
+# agent_stale PID: print the node agent's source directory and succeed if that code (in the
+# repository whose .venv runs the agent) changed after the agent started
+agent_stale() {
+  local src started newest
+  src="$(tr '\0' '\n' < "/proc/$1/cmdline" 2>/dev/null | sed -n 2p)"
+  src="$(dirname "$(dirname "$(dirname "$src")")")/dev/streamshift_dev"
+  started=$(( $(date +%s) - $(ps -o etimes= -p "$1") ))
+  newest="$(stat -c %Y "$src"/*.py 2>/dev/null | sort -n | tail -1)"
+  [ -n "$newest" ] && [ "$newest" -gt "$started" ] && echo "$src"
+}
+
 # rss_kib PID: resident memory of PID in KiB (0 if gone).
 rss_kib() {
   awk '/^VmRSS:/ {print $2; found=1} END {if (!found) print 0}' "/proc/$1/status" 2>/dev/null || echo 0
