@@ -3,7 +3,8 @@
 # background, pid file and log under $STREAMSHIFT_CACHE), then run e2e/demo.py: a Nexmark q5
 # StreamQuery fed at a steady rate, a Migration with the protocol given, a progress display, the
 # phase timeline, the cost and the verification result. The operator this script started is
-# stopped on exit; the demo's namespace is deleted (its snapshots with it: retention Delete).
+# stopped on exit, after the demo's query is deleted (its snapshots with it: retention Delete);
+# then the demo's namespace is deleted.
 # Exit status 0 only when the migration succeeded with verified-exact output.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
@@ -35,6 +36,8 @@ echo $! >"$pid_file"
 stop_operator() {
   local pid
   pid="$(cat "$pid_file")"
+  # The query first, while the operator runs: its delete handler removes the snapshots.
+  "$KUBECTL" -n "$namespace" delete streamquery q5 --timeout=60s >/dev/null 2>&1 || true
   kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
   rm -f "$pid_file"
   "$KUBECTL" delete namespace "$namespace" --wait=false >/dev/null 2>&1 || true

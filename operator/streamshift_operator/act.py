@@ -1,4 +1,5 @@
-"""StreamQuery actions: make the children exist, and remove snapshots on deletion.
+"""StreamQuery actions: make the children exist; on deletion stop the workers, then remove
+the snapshots they wrote.
 
 Each function is idempotent (create-if-missing, delete-if-present), so a handler that failed
 half-way simply runs again. Blocking clients (Kafka admin, MinIO) run in a thread.
@@ -12,6 +13,7 @@ from minio import Minio
 from streamshift_operator.children import build_configmap, build_service
 from streamshift_operator.kube import Kube
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
+from streamshift_operator.names import selector_labels
 from streamshift_operator.pods import QueryIdentity, build_pod
 from streamshift_operator.topics import ensure_topics
 
@@ -67,6 +69,14 @@ def _remove(endpoint: str, access: str, secret: str, bucket: str, prefix: str) -
         if name is not None:
             store.remove_object(bucket, name)
     return len(names)
+
+
+async def stop_workers(kube: Kube, query: QueryIdentity) -> bool:
+    """Delete the query's worker pods (they write a last snapshot); True once none is left."""
+    pods = await kube.pods(query.namespace, selector_labels(query.name))
+    for pod in pods:
+        await kube.delete_pod(query.namespace, pod.metadata.name)
+    return not pods
 
 
 async def remove_snapshots(kube: Kube, query: QueryIdentity, spec: StreamQuerySpec) -> int | None:

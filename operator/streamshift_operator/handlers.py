@@ -91,17 +91,25 @@ async def query_observed(memo: Any, namespace: str | None, name: str, **_: Any) 
         return  # recorded in status and as an Event
 
 
-@kopf.on.delete(*SQ, retries=5)
+def _deletes_snapshots(spec: Any, **_: Any) -> bool:
+    """Only such queries get kopf's finalizer: the others need no operator to be deleted."""
+    retention = (spec.get("snapshot") or {}).get("retention") or {}
+    return bool(retention.get("onDelete") == RetentionPolicy.DELETE.value)
+
+
+@kopf.on.delete(*SQ, retries=30, when=_deletes_snapshots)
 async def query_deleted(
     memo: Any, spec: Any, namespace: str | None, name: str, uid: str, logger: Any, **_: Any
 ) -> None:
-    """Children go with the owner references; snapshots only under retention policy Delete."""
+    """Children go with the owner references; under retention policy Delete the workers are
+    stopped first (each writes a last snapshot), then every snapshot object is removed."""
     model = StreamQuerySpec.model_validate(dict(spec))
-    if model.snapshot.retention.on_delete is not RetentionPolicy.DELETE:
-        return
-    removed = await act.remove_snapshots(
-        _ctx(memo).kube, QueryIdentity(name, _namespace(namespace), uid), model
-    )
+    query = QueryIdentity(name, _namespace(namespace), uid)
+    if not await act.stop_workers(_ctx(memo).kube, query):
+        raise kopf.TemporaryError(
+            "waiting for the workers to stop before removing snapshots", delay=2
+        )
+    removed = await act.remove_snapshots(_ctx(memo).kube, query, model)
     if removed is None:
         raise kopf.PermanentError("snapshot credentials are gone: the snapshots are kept")
     logger.info(f"removed {removed} snapshot objects")

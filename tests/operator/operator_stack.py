@@ -20,6 +20,7 @@ from kopf.testing import KopfRunner
 from kubernetes import client
 from kubernetes import config as kube_config
 from kubernetes.client.exceptions import ApiException
+from minio import Minio
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.wire import encode_json
 from streamshift_engine.nexmark.config import GeneratorConfig
@@ -103,6 +104,10 @@ class Cluster:
 
     def status(self, plural: str, namespace: str, name: str) -> dict[str, Any]:
         return dict(self.get(plural, namespace, name).get("status") or {})
+
+    def list(self, plural: str, namespace: str) -> list[dict[str, Any]]:
+        found = self.custom.list_namespaced_custom_object(GROUP, VERSION, namespace, plural)
+        return list(found["items"])
 
     def pods(self, namespace: str) -> dict[str, Any]:
         return {p.metadata.name: p for p in self.core.list_namespaced_pod(namespace).items}
@@ -252,3 +257,15 @@ def feed_steadily(
             stack, prefix, {n: b.take((b.ts >= begin) & (b.ts < end)) for n, b in inputs.items()}
         )
         time.sleep(every)
+
+
+def snapshots(stack: Stack, prefix: str) -> list[str]:
+    """The object names under `prefix` in the tests' snapshot bucket."""
+    host = stack.s3_endpoint.removeprefix("http://")
+    store = Minio(
+        host, access_key=stack.s3_access_key, secret_key=stack.s3_secret_key, secure=False
+    )
+    if not store.bucket_exists("operator-tests"):
+        return []
+    listed = store.list_objects("operator-tests", prefix=prefix, recursive=True)
+    return [str(o.object_name) for o in listed]

@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 from kubernetes.client.exceptions import ApiException
 from operator_stack import (
+    GROUP,
     MIG,
     SQ,
+    VERSION,
     Cluster,
     Stack,
     feed_steadily,
@@ -26,6 +28,7 @@ from operator_stack import (
     read_committed,
     read_stack,
     reference,
+    snapshots,
     stream_query,
     wait_for,
 )
@@ -69,9 +72,11 @@ def finished(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | No
 def test_query_runs_reports_and_outputs_exactly(
     cluster: Cluster, namespace: str, stack: Stack
 ) -> None:
+    body = stream_query("q5", "nexmark-q5", namespace, stack)
+    body["spec"]["snapshot"]["retention"] = {"onDelete": "Delete"}
     with operator(namespace, stack):
         begin = time.monotonic()
-        cluster.create(SQ, namespace, stream_query("q5", "nexmark-q5", namespace, stack))
+        cluster.create(SQ, namespace, body)
         status = wait_for("q5 Running", lambda: ready(cluster, namespace, "q5"), 60)
         print(f"StreamQuery applied to Running and reporting: {time.monotonic() - begin:.1f} s")
         [instance] = status["instances"]
@@ -91,6 +96,10 @@ def test_query_runs_reports_and_outputs_exactly(
             20,
         )
         assert reported["throughput"] > 0 and reported["lag"] == 0
+        assert snapshots(stack, f"{namespace}/q5/")  # the worker snapshots every 2 s
+        cluster.custom.delete_namespaced_custom_object(GROUP, VERSION, namespace, SQ, "q5")
+        wait_for("q5 gone", lambda: not cluster.list(SQ, namespace), 30)
+        assert snapshots(stack, f"{namespace}/q5/") == []  # retention policy Delete
 
 
 def refused(cluster: Cluster, plural: str, namespace: str, body: dict[str, Any]) -> str:
