@@ -72,3 +72,7 @@ crds: venv ## generate crds/*.yaml from the operator's typed models
 .PHONY: bench-runtime
 bench-runtime: venv ## one worker on the stack's Kafka vs the in-process engine, q5 and q8, JSON and columnar
 	$(PY) -m bench.runtime
+
+.PHONY: bench-operator
+bench-operator: venv ## operator: query ready time, unimico move time on q5, RSS with 20 queries
+	$(PY) -m bench.operator
