@@ -6,7 +6,8 @@ Kafka partitions (`partition % tasks == task`) and walks the index range in chun
 own partitions' events: no two tasks ever write to one Kafka partition, and within a task the
 records leave in index order (event time never decreases with the index).
 
-Records: in `json` one event per record (`wire.encode_json`), keyed by the kind's key field
+Records: in `json` one event per record (the bytes of `wire.encode_json`, kept as
+an Arrow array by `event_json`), keyed by the kind's key field
 (bids by auction, auctions by seller, persons by id); in `columnar` one Arrow IPC stream per
 chunk, kind and partition (`wire.encode_columnar`), keyed by the partition number. Columnar
 records are few, so there each chunk is generated once and the records are shuffled to their
@@ -22,9 +23,11 @@ from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from streamshift_engine.events.batch import Batch
-from streamshift_engine.events.wire import encode_columnar, encode_json
+from streamshift_engine.events.event_json import encode_events_json
+from streamshift_engine.events.wire import encode_columnar
 from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.nexmark.model import KEY_FIELDS
@@ -85,19 +88,19 @@ def task_records(spec: GenerateSpec, task: int) -> Iterator[pa.RecordBatch]:
 
 def _records(spec: GenerateSpec, kind: str, batch: Batch) -> pa.RecordBatch:
     if spec.wire == "json":
-        keys = [str(k).encode() for k in batch.columns[KEY_FIELDS[kind]].tolist()]
-        values = encode_json(batch)
-        partitions = batch.partition
+        keys = pc.cast(pc.cast(batch.columns[KEY_FIELDS[kind]], pa.string()), pa.binary())
+        values = pc.cast(encode_events_json(batch), pa.binary())
+        partitions = pa.array(batch.partition, pa.int32())
     else:
         present = np.unique(batch.partition)
         groups = [batch.take(batch.partition == p) for p in present]
-        keys = [str(p).encode() for p in present.tolist()]
-        values = [encode_columnar(g) for g in groups]
-        partitions = present.astype(np.int32)
-    topic = pa.array([spec.topics[kind]] * len(values), pa.string())
-    arrays = [topic, pa.array(partitions, pa.int32()), pa.array(keys, pa.binary())]
-    arrays.append(pa.array(values, pa.binary()))
-    return pa.RecordBatch.from_arrays(arrays, names=["topic", "partition", "key", "value"])
+        keys = pa.array([str(p).encode() for p in present.tolist()], pa.binary())
+        values = pa.array([encode_columnar(g) for g in groups], pa.binary())
+        partitions = pa.array(present, pa.int32())
+    topic = pa.repeat(pa.scalar(spec.topics[kind], pa.string()), len(values))
+    return pa.RecordBatch.from_arrays(
+        [topic, partitions, keys, values], names=["topic", "partition", "key", "value"]
+    )
 
 
 def chunk_records(spec: GenerateSpec, chunk: int) -> pa.RecordBatch | None:
