@@ -5,29 +5,25 @@ The input is generated, encoded and produced first (not timed). The in-process f
 the same records and feeds an engine `Instance` per partition, polling after each batch. The
 worker figure is its events per second between the first and the last consumed event seen on
 its control API (from its readiness when the run is too short to see both). Prints one line per
-case and a final line `runtime kafka-vs-inproc-json=R kafka-vs-inproc-columnar=R` (the lower
-ratio over the queries).
-Migration gap benchmarks are not measured here.
+case; the lower ratio over the queries goes into the final line.
+
+Then the migration benchmark (`bench.runtime_migration`): per protocol the output gap against
+the run without migration, downtime, duration and state bytes moved, and on q8 with a large
+state savepoint-restart's downtime over state-transfer's. The final line:
+`runtime gap-ratio unimico=R parallel-track=R state-transfer-pause=S savepoint-vs-best=X
+kafka-vs-inproc-json=R kafka-vs-inproc-columnar=R` (`n/a` for a protocol the runtime lacks).
+`--quick` uses small inputs and short flows.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
-import socket
-import subprocess
-import sys
-import tempfile
 import time
-import urllib.request
 import uuid
-from pathlib import Path
 
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient
-from confluent_kafka.cimpl import NewTopic
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.wire import (
     Schema,
@@ -41,14 +37,18 @@ from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.plan import builtin
 from streamshift_engine.runner import Instance
 
-PARTITIONS = 4
+from bench import runtime_migration as migration
+from bench.runtime_workers import (
+    PARTITIONS,
+    create_topics,
+    stack_env,
+    start,
+    status,
+    wait_ready,
+    worker_env,
+)
+
 CHUNK = 1000
-
-
-def stack_env() -> dict[str, str]:
-    cache = Path(os.environ.get("STREAMSHIFT_CACHE", Path.home() / ".cache" / "streamshift"))
-    lines = (cache / "run" / "stack.env").read_text().splitlines()
-    return dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
 
 
 def records(batch: Batch, fmt: str) -> dict[int, list[bytes]]:
@@ -88,13 +88,6 @@ def in_process(plan_name: str, encoded: dict[str, dict[int, list[bytes]]], fmt: 
     return total / (time.perf_counter() - begin)
 
 
-def status(port: int) -> dict[str, object]:
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/status")
-    request.add_header("Authorization", "Bearer bench")
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return dict(json.loads(response.read()))
-
-
 def worker_rate(
     stack: dict[str, str],
     plan_name: str,
@@ -104,11 +97,7 @@ def worker_rate(
 ) -> float:
     run = f"bench-{uuid.uuid4().hex[:6]}"
     topics = {name: f"{run}-{name}" for name in encoded}
-    admin = AdminClient({"bootstrap.servers": stack["KAFKA_BOOTSTRAP"]})
-    for future in admin.create_topics(
-        [NewTopic(t, PARTITIONS, 1) for t in [*topics.values(), f"{run}-out", f"{run}-out.dead"]]
-    ).values():
-        future.result(30)
+    create_topics(stack, [*topics.values(), f"{run}-out", f"{run}-out.dead"])
     producer = Producer({"bootstrap.servers": stack["KAFKA_BOOTSTRAP"], "linger.ms": 20})
     for name, parts in encoded.items():
         for p, values in parts.items():
@@ -120,38 +109,8 @@ def worker_rate(
                     except BufferError:
                         producer.poll(0.1)
     producer.flush(120)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {
-        **os.environ,
-        "STREAMSHIFT_QUERY": run,
-        "STREAMSHIFT_INSTANCE": "0",
-        "STREAMSHIFT_PARTITIONS": "0,1,2,3",
-        "STREAMSHIFT_PLAN": json.dumps({"builtin": plan_name}),
-        "STREAMSHIFT_SOURCES": json.dumps(
-            [{"name": n, "topic": t, "partitions": PARTITIONS} for n, t in topics.items()]
-        ),
-        "STREAMSHIFT_SINKS": json.dumps(
-            [{"name": "out", "topic": f"{run}-out", "partitions": PARTITIONS}]
-        ),
-        "STREAMSHIFT_KAFKA_BOOTSTRAP": stack["KAFKA_BOOTSTRAP"],
-        "STREAMSHIFT_S3_ENDPOINT": stack["S3_ENDPOINT"],
-        "STREAMSHIFT_S3_BUCKET": "bench-runtime",
-        "STREAMSHIFT_S3_PREFIX": f"{run}/",
-        "STREAMSHIFT_S3_ACCESS_KEY": stack["S3_ACCESS_KEY"],
-        "STREAMSHIFT_S3_SECRET_KEY": stack["S3_SECRET_KEY"],
-        "STREAMSHIFT_CONTROL_TOKEN": "bench",
-        "STREAMSHIFT_CONTROL_PORT": str(port),
-        "POD_IP": "127.0.0.1",
-        "STREAMSHIFT_INPUT_FORMAT": fmt,
-        "STREAMSHIFT_SNAPSHOT_INTERVAL_S": "3600",
-        "STREAMSHIFT_BATCH_SIZE": "20000",
-    }
-    log = Path(tempfile.gettempdir()) / f"{run}.log"
-    with log.open("wb") as out:
-        command = [sys.executable, "-m", "streamshift_engine.runtime"]
-        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+    env = worker_env(stack, run, plan_name, list(encoded), fmt)
+    process = start(env, "worker")
     try:
         deadline = time.monotonic() + 300
         ready: float | None = None
@@ -160,11 +119,11 @@ def worker_rate(
             now = time.monotonic()
             try:
                 if ready is None:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5):
-                        ready = now
+                    wait_ready(env, process, 300)
+                    ready = now = time.monotonic()
                     continue
-                count = int(status(port)["counts"]["events_in"])  # type: ignore[index]
-            except OSError:
+                count = int(status(env)["counts"]["events_in"])
+            except (OSError, RuntimeError):
                 continue
             if count and first is None:
                 first = (now, count)
@@ -173,8 +132,7 @@ def worker_rate(
                     return (count - first[1]) / (now - first[0])
                 return count / (now - ready)
             time.sleep(0.02)
-        tail = log.read_text()[-2000:]
-        raise SystemExit(f"{plan_name} {fmt}: the worker did not consume all {total}:\n{tail}")
+        raise SystemExit(f"{plan_name} {fmt}: the worker did not consume all {total}")
     finally:
         if process.poll() is None:
             os.kill(process.pid, signal.SIGKILL)
@@ -197,14 +155,27 @@ def main() -> None:
         "--events", type=int, default=1_500_000, help="events each query reads (about)"
     )
     parser.add_argument("--queries", nargs="+", default=["nexmark-q5", "nexmark-q8"])
+    parser.add_argument("--quick", action="store_true", help="small inputs, short flows")
     args = parser.parse_args()
     stack = stack_env()
+    throughput = throughput_ratios(stack, args.queries, 200_000 if args.quick else args.events)
+    gaps, pause, savepoint_vs_best = migrations(stack, args.quick)
+    print(
+        f"runtime gap-ratio unimico={gaps['unimico']:.2f} parallel-track=n/a "
+        f"state-transfer-pause={pause:.2f} savepoint-vs-best={savepoint_vs_best:.1f} "
+        f"kafka-vs-inproc-json={throughput['json']:.2f} "
+        f"kafka-vs-inproc-columnar={throughput['columnar']:.2f}"
+    )
+
+
+def throughput_ratios(stack: dict[str, str], queries: list[str], count: int) -> dict[str, float]:
+    """Per format, the lower worker-to-in-process ratio over the queries."""
     ratios: dict[str, list[float]] = {"json": [], "columnar": []}
-    for plan_name in args.queries:
+    for plan_name in queries:
         plan = builtin(plan_name)
         config = GeneratorConfig(partitions=PARTITIONS)
         share = sum(_share(config, spec.name) for spec in plan.inputs)
-        events = generate(1, 0, int(args.events / share), config)
+        events = generate(1, 0, int(count / share), config)
         for fmt in ("json", "columnar"):
             encoded = {spec.name: records(events[spec.name], fmt) for spec in plan.inputs}
             total = sum(len(events[spec.name]) for spec in plan.inputs)
@@ -216,10 +187,37 @@ def main() -> None:
                 f"worker={worker:,.0f}/s ratio={worker / inproc:.2f}",
                 flush=True,
             )
-    print(
-        f"runtime kafka-vs-inproc-json={min(ratios['json']):.2f} "
-        f"kafka-vs-inproc-columnar={min(ratios['columnar']):.2f}"
-    )
+    return {fmt: min(values) for fmt, values in ratios.items()}
+
+
+def migrations(stack: dict[str, str], quick: bool) -> tuple[dict[str, float], float, float]:
+    """q5 with input flowing: each protocol's gap ratio against the run without migration and
+    state-transfer's pause; q8 with a large state: savepoint-restart's downtime over the best
+    state-moving protocol's."""
+    rate, seconds = (4000.0, 15) if quick else (8000.0, 25)
+    q5 = migration.q5_scenario(int(rate * seconds), rate, speedup=4.0, migrate_at=3.0)
+    baseline = migration.measure(stack, q5, None)
+    print(f"q5 {migration.report(baseline, None)}", flush=True)
+    gaps: dict[str, float] = {}
+    pause = 0.0
+    for protocol in ("unimico", "state-transfer", "savepoint-restart"):
+        outcome = migration.measure(stack, q5, protocol)
+        print(f"q5 {migration.report(outcome, baseline)}", flush=True)
+        gaps[protocol] = outcome.gap / baseline.gap
+        if protocol == "state-transfer":
+            pause = outcome.downtime
+    preload = 150_000 if quick else 1_500_000
+    q8 = migration.q8_scenario(preload, preload // 20, rate=preload / 100)
+    downtime = {}
+    for protocol in ("state-transfer", "savepoint-restart"):
+        outcome = migration.measure(stack, q8, protocol)
+        print(
+            f"q8 large state ({outcome.origin_state / 1e6:.0f} MB): "
+            f"{migration.report(outcome, None)}",
+            flush=True,
+        )
+        downtime[protocol] = outcome.downtime
+    return gaps, pause, downtime["savepoint-restart"] / downtime["state-transfer"]
 
 
 if __name__ == "__main__":

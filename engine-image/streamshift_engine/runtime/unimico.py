@@ -7,7 +7,8 @@ refused here).
    without feeding it; `ts_start` is their maximum (seed 000 3.1.1, multiple inputs).
 2. Origin `handoff` with `ts_start`: it computes the migration timestamp (equation 1) and the
    activation `A`, keeps only results of the moving partitions whose split time is below `A`,
-   and releases those partitions once its watermark passes `A + horizon(plan)`.
+   and releases those partitions once its watermark passes the end of its last window before
+   `A` (`finish_horizon`).
 3. Target `activate` with `A`: it re-reads from the connect offsets (Kafka is the buffer), drops
    input older than `A - upstream_horizon`, keeps only results with split time from `A` on and
    holds them until `release-output`, sent once the origin has committed its last result.
@@ -24,6 +25,7 @@ import numpy as np
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.migration import handoff, timestamps
+from streamshift_engine.plan.model import Plan
 from streamshift_engine.runtime.source import Position
 
 if TYPE_CHECKING:
@@ -115,6 +117,7 @@ def release_output(worker: Worker) -> dict[str, Any]:
     if state.holding:
         state.holding = False
         worker.emit_results(state.held)
+        worker.commit()
         state.held = []
         state.done = True
         worker.phase = "running"
@@ -173,6 +176,19 @@ def after_emit(worker: Worker) -> None:
     if state is None or state.role != "origin" or state.done or state.activation is None:
         return
     watermark = worker.instance.watermark()
-    if watermark is not None and watermark > state.activation + handoff.horizon(worker.config.plan):
+    if watermark is not None and watermark > state.activation + finish_horizon(worker.config.plan):
         worker.release(state.partitions)
         state.done = True
+
+
+def finish_horizon(plan: Plan) -> int:
+    """Event time after `A` by which the origin has emitted every result with a split time below
+    `A`. When every window is a time window: the end of the controlling window that starts last
+    before `A` (the pipeline fires windows in plan order on each watermark, upstream results
+    reaching the controlling window in the same advance, so that window fires once the watermark
+    reaches its end); otherwise `handoff.horizon`, every window's size on the path."""
+    found = handoff.windows(plan)
+    control = plan.controlling_window
+    if control is None or not found or any(w.kind != "time" for w in found):
+        return handoff.horizon(plan)
+    return control.size - control.slide + 1

@@ -1,0 +1,359 @@
+"""Migration benchmark of the worker runtime: input flowing at a steady rate while a protocol
+moves the query between worker processes on the local stack.
+
+Per protocol, on Nexmark q5 (JSON input): a bounded producer thread writes the input at `rate`
+events per second (event time runs `speedup` times faster than the wall clock, so windows fire
+often), a `read_committed` reader records when output arrives, and after `migrate_at` seconds
+the protocol moves the query (q5's top-k ranks all partitions together: every partition moves;
+q8: partitions 2 and 3; savepoint-restart: always the whole query) to a second worker.
+Measured: output gap (the longest wall-clock pause between results while input flows) against
+the same run without migration, downtime (the longest time the moving partitions were read by
+no worker: from pause or stop to the target's restore), duration (first to last protocol call),
+state bytes moved (the snapshot's size), and whether the output is exact (no duplicate, nothing
+outside the in-process reference, nothing of it missing).
+
+On q8 with a large state (columnar input, a preload of mostly persons), savepoint-restart's
+downtime against state-transfer's (UniMiCo needs the windows to move on to finish, which a
+large-state q8 run does not give in its time).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from confluent_kafka import Consumer, Producer
+from streamshift_engine.events.batch import Batch
+from streamshift_engine.events.wire import encode_columnar, encode_json
+from streamshift_engine.nexmark.config import GeneratorConfig
+from streamshift_engine.nexmark.generator import generate
+from streamshift_engine.plan import builtin
+from streamshift_engine.runner import Instance, collect, run_plan
+
+from bench.runtime_workers import (
+    PARTITIONS,
+    control,
+    create_topics,
+    start,
+    status,
+    wait_ready,
+    worker_env,
+)
+
+Record = tuple[int, str, int, bytes, int]  # first ts, input, partition, value, events
+
+
+@dataclass
+class Scenario:
+    """One benchmark input: a plan, its events, the wire format and the flow."""
+
+    plan: str
+    inputs: dict[str, Batch]
+    fmt: str
+    rate: float
+    moving: tuple[int, ...]
+    preload: int = 0
+    migrate_at: float = 3.0
+
+
+@dataclass
+class Outcome:
+    protocol: str
+    gap: float
+    downtime: float
+    duration: float
+    state_bytes: int
+    exact: bool
+    origin_state: int = 0
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+def q5_scenario(events: int, rate: float, speedup: float, migrate_at: float) -> Scenario:
+    config = GeneratorConfig(partitions=PARTITIONS, events_per_second=max(1, int(rate / speedup)))
+    bids = generate(11, 0, events, config)["bid"]
+    everything = tuple(range(PARTITIONS))  # q5's top-k ranks the auctions of every partition
+    return Scenario("nexmark-q5", {"bid": bids}, "json", rate, everything, migrate_at=migrate_at)
+
+
+def q8_scenario(preload: int, steady: int, rate: float) -> Scenario:
+    """Mostly persons, all within one window: the join holds them all when the query moves."""
+    config = GeneratorConfig(
+        partitions=PARTITIONS,
+        person_proportion=8,
+        auction_proportion=1,
+        bid_proportion=1,
+        events_per_second=max(1, (preload + steady) // 8),
+    )
+    events = generate(13, 0, int((preload + steady) / 0.9), config)
+    inputs = {name: events[name] for name in ("person", "auction")}
+    loaded = sum(len(b) for b in inputs.values()) * preload // (preload + steady)
+    return Scenario("nexmark-q8", inputs, "columnar", rate, (2, 3), loaded, migrate_at=2.0)
+
+
+def encoded(scenario: Scenario, chunk: int = 200) -> list[Record]:
+    """The input records in event-time order (columnar: `chunk` events per record)."""
+    records: list[Record] = []
+    for name, batch in scenario.inputs.items():
+        for p in range(PARTITIONS):
+            part = batch.take(batch.partition == p)
+            if scenario.fmt == "json":
+                values = encode_json(part)
+                ts = part.ts.tolist()
+                records += [(t, name, p, v, 1) for t, v in zip(ts, values, strict=True)]
+                continue
+            for s in range(0, len(part), chunk):
+                piece = part.take(slice(s, s + chunk))
+                records.append((int(piece.ts[0]), name, p, encode_columnar(piece), len(piece)))
+    records.sort(key=lambda r: (r[0], r[1], r[2]))
+    return records
+
+
+class Flow:
+    """A bounded producer thread: the preload at once, then `rate` events per second."""
+
+    def __init__(self, bootstrap: str, run: str, records: list[Record], preload: int, rate: float):
+        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+        self.run, self.records, self.preload, self.rate = run, records, preload, rate
+        self.steady_from = 0.0
+        self.ended = 0.0
+        self.thread = threading.Thread(target=self._produce, daemon=True)
+
+    def load(self) -> None:
+        sent = 0
+        for index, (_, name, p, value, n) in enumerate(self.records):
+            if sent >= self.preload:
+                self.records = self.records[index:]
+                break
+            self._send(name, p, value)
+            sent += n
+        else:
+            self.records = []
+        self.producer.flush(120)
+
+    def _send(self, name: str, partition: int, value: bytes) -> None:
+        while True:
+            try:
+                self.producer.produce(f"{self.run}-{name}", value, partition=partition)
+                self.producer.poll(0)
+                return
+            except BufferError:
+                self.producer.poll(0.05)
+
+    def _produce(self) -> None:
+        self.steady_from = time.monotonic()
+        sent = 0
+        for _, name, p, value, n in self.records:
+            due = self.steady_from + sent / self.rate
+            pause = due - time.monotonic()
+            if pause > 0:
+                self.producer.flush(5)
+                time.sleep(pause)
+            self._send(name, p, value)
+            sent += n
+        self.producer.flush(60)
+        self.ended = time.monotonic()
+
+
+class Reader:
+    """A `read_committed` reader of the output topic that notes when each record arrived."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"bench-reader-{uuid.uuid4().hex[:6]}",
+                "isolation.level": "read_committed",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+                "fetch.wait.max.ms": 10,
+            }
+        )
+        self.consumer.subscribe([topic])
+        self.arrivals: list[float] = []
+        self.records: list[str] = []
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        while not self.stopped.is_set():
+            for message in self.consumer.consume(10000, 0.02):
+                if message.error() is None:
+                    self.arrivals.append(time.monotonic())
+                    value = json.loads(message.value() or b"")
+                    self.records.append(json.dumps(value, sort_keys=True))
+        self.consumer.close()
+
+    def gap(self, begin: float, end: float) -> float:
+        """The longest pause between results from the first arriving after `begin` to `end`."""
+        times = [t for t in self.arrivals if begin <= t <= end]
+        return float(np.diff([*times, end]).max()) if times else end - begin
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join(10)
+
+
+Driver = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def poll(env: dict[str, str], ok: Callable[[dict[str, Any]], bool], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not ok(status(env)):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"condition not met; last status {status(env)}")
+        time.sleep(0.02)
+
+
+def state_transfer(run: dict[str, Any]) -> dict[str, Any]:
+    origin, target, moving = run["origin"], run["target"], {"partitions": run["moving"]}
+    begin = time.monotonic()
+    while not control(origin, "POST", "/v1/migrations/m/pause", moving)[1]["paused"]:
+        time.sleep(0.01)
+    manifest = _ok(control(origin, "POST", "/v1/migrations/m/snapshot", moving))
+    _ok(control(origin, "POST", "/v1/migrations/m/release", moving))
+    _ok(control(target, "POST", "/v1/migrations/m/begin", {"role": "target", **moving}))
+    end = time.monotonic()
+    return {"downtime": end - begin, "duration": end - begin, "bytes": manifest["size"]}
+
+
+def unimico(run: dict[str, Any]) -> dict[str, Any]:
+    origin, target, moving = run["origin"], run["target"], {"partitions": run["moving"]}
+    begin = time.monotonic()
+    body = {"role": "target", "protocol": "unimico", **moving}
+    _ok(control(target, "POST", "/v1/migrations/m/begin", body))
+    poll(target, lambda s: s["handoff"]["ts_start"] is not None)
+    ts_start = status(target)["handoff"]["ts_start"]
+    path = "/v1/migrations/m/handoff"
+    handed = _ok(control(origin, "POST", path, {"ts_start": ts_start, **moving}))
+    activation = {"activation": handed["activation"]}
+    _ok(control(target, "POST", "/v1/migrations/m/activate", activation))
+    poll(origin, lambda s: s["handoff"]["done"])
+    _ok(control(target, "POST", "/v1/migrations/m/release-output"))
+    return {"downtime": 0.0, "duration": time.monotonic() - begin, "bytes": 0}
+
+
+def savepoint_restart(run: dict[str, Any]) -> dict[str, Any]:
+    origin = run["origin"]
+    begin = time.monotonic()
+    manifest = _ok(control(origin, "POST", "/v1/migrations/m/stop"))
+    run["processes"][0].wait(60)
+    restarted = {**origin, "STREAMSHIFT_EPOCH": "1"}
+    process = start(restarted, "restarted")
+    run["processes"].append(process)
+    wait_ready(restarted, process)
+    end = time.monotonic()
+    return {"downtime": end - begin, "duration": end - begin, "bytes": manifest["size"]}
+
+
+def _ok(answer: tuple[int, Any]) -> Any:
+    code, body = answer
+    if code != 200:
+        raise RuntimeError(f"control API answered {code}: {body}")
+    return body
+
+
+DRIVERS: dict[str, Driver] = {
+    "unimico": unimico,
+    "state-transfer": state_transfer,
+    "savepoint-restart": savepoint_restart,
+}
+
+
+def measure(stack: dict[str, str], scenario: Scenario, protocol: str | None) -> Outcome:
+    """One run: the workers, the flow, the protocol (None: no migration), the output."""
+    run = f"mig-{uuid.uuid4().hex[:6]}"
+    names = list(scenario.inputs)
+    create_topics(stack, [*(f"{run}-{n}" for n in names), f"{run}-out", f"{run}-out.dead"])
+    origin = worker_env(stack, run, scenario.plan, names, scenario.fmt)
+    target = worker_env(
+        stack,
+        run,
+        scenario.plan,
+        names,
+        scenario.fmt,
+        STREAMSHIFT_EPOCH="1",
+        STREAMSHIFT_PARTITIONS=",".join(map(str, scenario.moving)),
+        STREAMSHIFT_START="hold",
+    )
+    flow = Flow(stack["KAFKA_BOOTSTRAP"], run, encoded(scenario), scenario.preload, scenario.rate)
+    reader = Reader(stack["KAFKA_BOOTSTRAP"], f"{run}-out")
+    processes = [start(origin, "origin")]
+    context = {
+        "origin": origin,
+        "target": target,
+        "processes": processes,
+        "moving": scenario.moving,
+    }
+    try:
+        if protocol in ("unimico", "state-transfer"):
+            processes.append(start(target, "target"))
+            wait_ready(target, processes[-1])
+        wait_ready(origin, processes[0])
+        flow.load()
+        preloaded = scenario.preload
+        poll(origin, lambda s: s["counts"]["events_in"] >= preloaded, 120)
+        origin_state = int(status(origin)["state_bytes"])
+        flow.thread.start()
+        time.sleep(scenario.migrate_at)
+        cost = DRIVERS[protocol](context) if protocol else {"downtime": 0, "duration": 0}
+        flow.thread.join(600)
+        expected = reference(scenario)
+        deadline = time.monotonic() + 60
+        while len(reader.records) < len(expected[0]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)
+        gap = reader.gap(flow.steady_from + 1.0, flow.ended)
+    finally:
+        reader.stop()
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGKILL)
+                process.wait(10)
+    at_least, complete = expected
+    output = reader.records
+    faults = {
+        "duplicates": sum(n - 1 for n in Counter(output).values()),
+        "outside": len(set(output) - set(complete)),
+        "missing": len(set(at_least) - set(output)),
+    }
+    return Outcome(
+        protocol or "none",
+        gap,
+        cost["downtime"],
+        cost["duration"],
+        int(cost.get("bytes", 0)),
+        not any(faults.values()),
+        origin_state,
+        {k: v for k, v in faults.items() if v},
+    )
+
+
+def reference(scenario: Scenario) -> tuple[list[str], list[str]]:
+    """The in-process engine's results over the whole input: without the end-of-input flush
+    (what the workers must have emitted) and with it (everything they may emit)."""
+    plan = builtin(scenario.plan)
+    instance = Instance(plan, range(PARTITIONS))
+    for name, batch in scenario.inputs.items():
+        for p in range(PARTITIONS):
+            instance.feed(name, p, batch.take(batch.partition == p))
+    emitted = sorted(json.dumps(r, sort_keys=True) for r in collect(instance.poll()))
+    flushed, _ = run_plan(plan, {name: [b] for name, b in scenario.inputs.items()})
+    return emitted, sorted(json.dumps(r, sort_keys=True) for r in collect(flushed))
+
+
+def report(outcome: Outcome, baseline: Outcome | None) -> str:
+    ratio = "" if baseline is None else f" gap-ratio={outcome.gap / baseline.gap:.2f}"
+    return (
+        f"{outcome.protocol}: gap={outcome.gap:.2f}s{ratio} downtime={outcome.downtime:.2f}s "
+        f"duration={outcome.duration:.2f}s state-moved={outcome.state_bytes / 1e3:,.0f}kB "
+        f"exact={'yes' if outcome.exact else f'NO {outcome.notes}'}"
+    )
