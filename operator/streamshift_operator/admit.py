@@ -1,9 +1,10 @@
 """Admission of a Queued Migration, and the query's mark of its active migration.
 
 A Migration leaves Queued when its query exists and is placed, no other migration of the query
-is active, `admission.admitted` picks it, its target resolves (or the refusal fails it), and the
-query's `status.activeMigration` names it: written with the resourceVersion read, so two
-migrations never both win. A terminal migration clears the mark if it still names it.
+is active, `admission.admitted` picks it, its target resolves (or the refusal fails it; `auto`
+chooses with the state size the moving instances' workers report), and the query's
+`status.activeMigration` names it: written with the resourceVersion read, so two migrations
+never both win. A terminal migration clears the mark if it still names it.
 """
 
 from datetime import datetime
@@ -13,8 +14,9 @@ from streamshift_operator.admission import Candidate, admitted
 from streamshift_operator.context import Context
 from streamshift_operator.kube import MIGRATIONS, STREAM_QUERIES
 from streamshift_operator.machine import Observation
-from streamshift_operator.models.migration import MigrationSpec, MigrationStatus, Phase
+from streamshift_operator.models.migration import MigrationSpec, MigrationStatus, Phase, Protocol
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
+from streamshift_operator.statesize import observed_state_bytes
 from streamshift_operator.target import Refused, resolve
 
 
@@ -47,8 +49,10 @@ async def queued(
     busy = placed.active_migration not in (None, name)
     if busy or admitted(candidates) != name or not placed.instances:
         return Observation(now=now)
+    auto = spec.protocol is Protocol.AUTO
+    state = await observed_state_bytes(ctx, query, spec, placed) if auto else 0
     try:
-        resolved = resolve(spec, StreamQuerySpec.model_validate(query["spec"]), placed, 0)
+        resolved = resolve(spec, StreamQuerySpec.model_validate(query["spec"]), placed, state)
     except Refused as refused:
         return Observation(now=now, failure=str(refused))
     mark = {"activeMigration": name, "phase": "Migrating"}
@@ -56,6 +60,8 @@ async def queued(
     if not await ctx.kube.patch_status(STREAM_QUERIES, namespace, spec.query_ref.name, mark, rv):
         return Observation(now=now)
     status.protocol, status.protocol_reason = resolved.protocol, resolved.reason
+    if auto:
+        status.protocol_reason = f"{resolved.reason} (observed state: {state} bytes)"
     status.origin_epoch, status.target_epoch = placed.epoch, placed.epoch + 1
     status.target_instances = resolved.instances
     return Observation(now=now, admitted=True)

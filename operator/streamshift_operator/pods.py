@@ -5,7 +5,8 @@ instance's identity and partitions, the plan document from the plan's ConfigMap 
 `STREAMSHIFT_PLAN` by `configMapKeyRef`: the local node agent runs no volumes), the topics,
 the snapshot store with its credentials and the control-API token taken from Secrets
 (`valueFrom`, never copied into the pod spec), and `POD_IP` from the downward API for the control
-API to bind to. Readiness and liveness probes call the control API's `/readyz` and `/healthz`.
+API to bind to. Readiness and liveness probes call the control API's `/readyz` and `/healthz`;
+readiness every second, since a query's readiness and a migration's target start wait on it.
 A migration's target pod starts with `STREAMSHIFT_START=hold`: it waits for the migration's
 `begin` instead of adopting its partitions at once.
 """
@@ -59,7 +60,7 @@ def build_pod(
             _plan(configmap_name(query.name, plan)),
         ],
         "resources": spec.resources.wire(),
-        "readinessProbe": _probe("/readyz", period=5, failures=3),
+        "readinessProbe": _probe("/readyz", period=1, failures=3),
         "livenessProbe": _probe("/healthz", period=10, failures=6),
         "securityContext": {
             "allowPrivilegeEscalation": False,

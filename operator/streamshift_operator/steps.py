@@ -100,6 +100,15 @@ async def stop_origin(run: Run) -> bool:
     return await delete_pods(run, run.status.origin_epoch)
 
 
+async def retire_origin(run: Run) -> bool:
+    """After the hand-over the origin pods own nothing: their deletion asked for is enough (a
+    pod's grace period is no part of the migration; the query's reconciler sees it go)."""
+    for name in run.pods(run.status.origin_epoch):
+        await run.ctx.kube.delete_pod(run.query.namespace, name)
+    epoch = run.status.origin_epoch
+    return all(p.deleting for p in run.view.pods.values() if p.epoch == epoch)
+
+
 async def restore_target(run: Run) -> bool:
     """Each target adopts its partitions: restores their snapshots, replays, runs live."""
     for pod, parts in run.targets():
@@ -136,7 +145,7 @@ STEPS: dict[Action, Callable[[Run], Awaitable[bool]]] = {
     A.SNAPSHOT_ORIGIN: snapshot_origin,
     A.STOP_ORIGIN: stop_origin,
     A.RESTORE_TARGET: restore_target,
-    A.DELETE_ORIGIN_PODS: stop_origin,
+    A.DELETE_ORIGIN_PODS: retire_origin,
     A.DELETE_TARGET_PODS: lambda run: delete_pods(run, run.status.target_epoch),
     A.RESUME_ORIGIN: resume_origin,
     A.COLLECT_START_TIMESTAMP: unimico.collect_start,

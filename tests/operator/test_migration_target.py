@@ -8,6 +8,7 @@ from streamshift_operator.decide import initial_status
 from streamshift_operator.models.migration import MigrationSpec, MigrationStatus, Phase, Protocol
 from streamshift_operator.models.streamquery import StreamQuerySpec
 from streamshift_operator.record import cost, handover_patch
+from streamshift_operator.statesize import moving_instances
 from streamshift_operator.target import Refused, resolve
 
 
@@ -53,6 +54,13 @@ def test_auto_hands_a_windowed_query_over_by_unimico() -> None:
     resolved = resolve(mig("auto", {"moveInstances": [0]}), Q5, initial_status(Q5), 0)
     assert resolved.protocol is Protocol.UNIMICO
     assert [i.partitions for i in resolved.instances] == [[0, 1, 2, 3]]
+
+
+def test_auto_weighs_the_state_of_the_instances_that_move() -> None:
+    three = initial_status(Q8.model_copy(update={"parallelism": 3}))
+    assert moving_instances(mig("auto", {"moveInstances": [2, 0]}), three) == [0, 2]
+    assert moving_instances(mig("auto", {"parallelism": 2}), three) == [0, 1, 2]
+    assert moving_instances(mig("auto", {"plan": {"builtin": "nexmark-q8"}}), three) == [0, 1, 2]
 
 
 def test_unimico_needs_one_origin_per_target_and_auto_falls_back_saying_why() -> None:

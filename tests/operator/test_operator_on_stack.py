@@ -5,6 +5,7 @@ restarted mid-migration finishes it, `kubectl scale` rescales exactly."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import uuid
@@ -282,6 +283,8 @@ def test_kubectl_scale_rescales_exactly(cluster: Cluster, namespace: str, stack:
 
     status = run_and_migrate(cluster, namespace, stack, "nexmark-q8", 2, start)
     assert status["protocol"] == "unimico"  # auto's choice for a windowed plan
+    observed = re.search(r"\(observed state: (\d+) bytes\)$", status["protocolReason"])
+    assert observed is not None and int(observed[1]) > 0, status["protocolReason"]
     assert cluster.status(SQ, namespace, "q")["replicas"] == 3
 
 

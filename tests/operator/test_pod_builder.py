@@ -98,6 +98,7 @@ def test_pod_probes_resources_image_and_no_volumes() -> None:
         "port": "control",
         "scheme": "HTTP",
     }
+    assert container["readinessProbe"]["periodSeconds"] == 1  # the seconds a migration waits
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert container["ports"] == [{"name": "control", "containerPort": 8080, "protocol": "TCP"}]
     assert container["resources"] == {
