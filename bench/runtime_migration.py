@@ -241,6 +241,19 @@ def unimico(run: dict[str, Any]) -> dict[str, Any]:
     return {"downtime": 0.0, "duration": time.monotonic() - begin, "bytes": 0}
 
 
+def parallel_track(run: dict[str, Any]) -> dict[str, Any]:
+    origin, target, moving = run["origin"], run["target"], {"partitions": run["moving"]}
+    begin = time.monotonic()
+    split = _ok(control(origin, "POST", "/v1/migrations/m/split", moving))
+    body = {"role": "target", "protocol": "parallel-track", **moving}
+    body |= {"split": split["split"], "offsets": split["offsets"]}
+    _ok(control(target, "POST", "/v1/migrations/m/begin", body))
+    poll(origin, lambda s: s["track"]["done"])
+    released = {"protocol": "parallel-track"}
+    _ok(control(target, "POST", "/v1/migrations/m/release-output", released))
+    return {"downtime": 0.0, "duration": time.monotonic() - begin, "bytes": 0}
+
+
 def savepoint_restart(run: dict[str, Any]) -> dict[str, Any]:
     origin = run["origin"]
     begin = time.monotonic()
@@ -263,6 +276,7 @@ def _ok(answer: tuple[int, Any]) -> Any:
 
 DRIVERS: dict[str, Driver] = {
     "unimico": unimico,
+    "parallel-track": parallel_track,
     "state-transfer": state_transfer,
     "savepoint-restart": savepoint_restart,
 }
@@ -294,7 +308,7 @@ def measure(stack: dict[str, str], scenario: Scenario, protocol: str | None) -> 
         "moving": scenario.moving,
     }
     try:
-        if protocol in ("unimico", "state-transfer"):
+        if protocol in ("unimico", "parallel-track", "state-transfer"):
             processes.append(start(target, "target"))
             wait_ready(target, processes[-1])
         wait_ready(origin, processes[0])

@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from streamshift_engine.runtime import roles, unimico
+from streamshift_engine.runtime import parallel_track, roles, unimico
 from streamshift_engine.runtime.loop import Command, Worker
 from streamshift_engine.runtime.manifest import Manifest
 from streamshift_engine.runtime.snapshots import SnapshotFailed
@@ -127,6 +127,13 @@ async def _migration(request: web.Request) -> web.Response:
     }
     if action == "begin" and body.get("protocol") == "unimico":
         actions["begin"] = lambda w: unimico.begin_target(w, migration, _need(parts))
+    if action == "split":
+        actions["split"] = lambda w: parallel_track.split_origin(w, migration, _need(parts))
+    if body.get("protocol") == "parallel-track":
+        actions["begin"] = lambda w: parallel_track.begin_target(
+            w, migration, _need(parts), int(body["split"]), dict(body["offsets"])
+        )
+        actions["release-output"] = parallel_track.release_output
     if action not in actions:
         return web.json_response({"error": f"unknown action {action!r}"}, status=404)
     if action == "begin" and body.get("role", "target") != "target":

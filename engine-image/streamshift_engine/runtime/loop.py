@@ -23,7 +23,7 @@ from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter
 from streamshift_engine.runner import Instance
-from streamshift_engine.runtime import recovery, unimico
+from streamshift_engine.runtime import parallel_track, recovery, unimico
 from streamshift_engine.runtime.config import WorkerConfig
 from streamshift_engine.runtime.manifest import Manifest
 from streamshift_engine.runtime.metrics import Metrics
@@ -32,6 +32,7 @@ from streamshift_engine.runtime.snapshots import SnapshotFailed, SnapshotStore
 from streamshift_engine.runtime.source import KafkaSource, Position
 
 log = logging.getLogger("streamshift.worker")
+STARTS_KEPT = 20000  # fetched batch starts indexed per position (parallel-track's read-back)
 
 
 @dataclass
@@ -69,6 +70,8 @@ class Worker:
         self._phase = "running"
         self.metrics.set_phase(self._phase)
         self.handoff: unimico.Handoff | None = None
+        self.track: parallel_track.Track | None = None
+        self.starts: dict[Position, list[tuple[int, int]]] = {}
 
     @property
     def phase(self) -> str:
@@ -123,7 +126,8 @@ class Worker:
         """One batched consume, fed and polled; output queued unless it is replayed output."""
         batches, dead = self.source.fetch(timeout)
         begin = time.perf_counter()
-        for position, batch in unimico.intercept(self, batches).items():
+        batches = parallel_track.intercept(self, unimico.intercept(self, batches))
+        for position, batch in batches.items():
             self._feed(position, batch)
         dead = [d for d in dead if self._wanted((d.source, d.partition), d.offset)]
         for letter in dead:
@@ -138,6 +142,7 @@ class Worker:
         else:
             self._emit(results, dead + late)
         unimico.after_emit(self)
+        parallel_track.after_emit(self)
         self.metrics.busy.inc(time.perf_counter() - begin)
 
     def _wanted(self, position: Position, offset: int) -> bool:
@@ -154,12 +159,16 @@ class Worker:
         if not len(batch):
             return
         self.instance.feed(position[0], position[1], batch)
+        starts = self.starts.setdefault(position, [])
+        starts.append((int(batch.ts[0]), int(batch.offset[0])))
+        if len(starts) > STARTS_KEPT:
+            del starts[: len(starts) - STARTS_KEPT]
         self.consumed[position] = max(self.consumed[position], int(batch.offset[-1]) + 1)
         self.counts["events_in"] += len(batch)
         self.metrics.events_in.inc(len(batch))
 
     def _emit(self, results: list[ResultBatch], dead: list[DeadLetter]) -> None:
-        self.emit_results(unimico.output(self, results))
+        self.emit_results(parallel_track.output(self, unimico.output(self, results)))
         self.sink.dead_letters(dead)
         self.dirty = self.dirty or bool(dead)
         self.counts["dead_letters"] += len(dead)

@@ -83,6 +83,7 @@ def status(worker: Worker) -> dict[str, Any]:
         "state_bytes": worker.instance.state_bytes(),
         "counts": dict(worker.counts),
         "handoff": None if worker.handoff is None else worker.handoff.report(),
+        "track": None if worker.track is None else worker.track.report(),
         "last_snapshot": None
         if last is None
         else {"key": last.object_key, "bytes": last.size, "created": last.created},
