@@ -182,13 +182,16 @@ class Bench:
         return time.monotonic() - began
 
     def teardown(self) -> None:
-        """The query with snapshots first (its delete handler needs the operator)."""
-        self.custom.delete_namespaced_custom_object(GROUP, VERSION, self.ns, SQ, "q5")
-        wait("q5 deleted (snapshots removed)", lambda: not self._exists("q5"), 60, every=0.5)
+        """Every query while the operator runs: kopf's finalizer (its timers put one on each)
+        needs it, and q5's delete handler removes its snapshots."""
+        names = [item["metadata"]["name"] for item in self._queries()]
+        for name in names:
+            self.custom.delete_namespaced_custom_object(GROUP, VERSION, self.ns, SQ, name)
+        wait("every query deleted", lambda: not self._queries(), 120, every=0.5)
 
-    def _exists(self, name: str) -> bool:
+    def _queries(self) -> list[dict[str, Any]]:
         found = self.custom.list_namespaced_custom_object(GROUP, VERSION, self.ns, SQ)
-        return any(item["metadata"]["name"] == name for item in found["items"])
+        return list(found["items"])
 
 
 def _phase_in(status: dict[str, Any], phases: tuple[str, ...]) -> dict[str, Any] | None:
