@@ -22,11 +22,10 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.migration import marking, monitor
+from streamshift_engine.runtime.output_split import keep_own_side
 from streamshift_engine.runtime.source import Position
 
 if TYPE_CHECKING:
@@ -132,15 +131,8 @@ def output(worker: Worker, results: list[ResultBatch]) -> list[ResultBatch]:
     state = worker.track
     if state is None or (state.role == "origin" and state.done):
         return results
-    kept = []
-    for batch in results:
-        moving = np.isin(batch.partition, list(state.partitions))
-        old = batch.min_ts < state.split
-        drop = moving & (~old if state.role == "origin" else old)
-        if drop.any():
-            batch = batch.take(~drop)
-        if len(batch):
-            kept.append(batch)
+    split = state.split
+    kept = keep_own_side(results, state.partitions, lambda b: b.min_ts < split, state.role)
     if state.role == "target" and state.holding:
         state.held += kept
         return []

@@ -20,12 +20,11 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.migration import handoff, timestamps
 from streamshift_engine.plan.model import Plan
+from streamshift_engine.runtime.output_split import keep_own_side
 from streamshift_engine.runtime.source import Position
 
 if TYPE_CHECKING:
@@ -152,17 +151,10 @@ def output(worker: Worker, results: list[ResultBatch]) -> list[ResultBatch]:
     state = worker.handoff
     if state is None or state.activation is None:
         return results
-    kept = []
-    for batch in results:
-        moving = np.isin(batch.partition, list(state.partitions))
-        split = handoff.split_time(batch)
-        drop = moving & (
-            (split >= state.activation) if state.role == "origin" else (split < state.activation)
-        )
-        if drop.any():
-            batch = batch.take(~drop)
-        if len(batch):
-            kept.append(batch)
+    activation = state.activation
+    kept = keep_own_side(
+        results, state.partitions, lambda b: handoff.split_time(b) < activation, state.role
+    )
     if state.role == "target" and state.holding:
         state.held += kept
         return []
