@@ -1,9 +1,12 @@
 """The kopf handlers: register, delegate, map outcomes to kopf's retry semantics.
 
 Run with `kopf run --standalone -m streamshift_operator.handlers` (all namespaces: `-A`). A
-StreamQuery is reconciled on create, resume and spec update, and every 2 s by a timer that
-observes its pods and workers; a Migration is driven by a 0.5 s timer until it is terminal (a
-hand-off waits on worker progress: a tick late is that much longer migration). Kopf's
+StreamQuery is reconciled on create, resume and spec update, and every 2 s by a tick that
+observes its pods and workers; a Migration is driven by a 0.5 s tick until it is terminal (a
+hand-off waits on worker progress: a tick late is that much longer migration). The ticks run in
+a `Ticker` fed by watch events, not in kopf timers: those would put kopf's finalizer on every
+object. Only a query whose snapshots go with it (retention `Delete`) gets the finalizer, from its
+delete handler; the others, and every Migration, are deleted without the operator. Kopf's
 own bookkeeping goes to annotations (the CRDs' structural schemas would prune it from status).
 """
 
@@ -20,10 +23,12 @@ from streamshift_operator.models.migration import TERMINAL
 from streamshift_operator.models.streamquery import RetentionPolicy, StreamQuerySpec
 from streamshift_operator.pods import QueryIdentity
 from streamshift_operator.specdiff import DiffType, classify
+from streamshift_operator.ticker import Ticker
 
 SQ = (GROUP, VERSION, STREAM_QUERIES)
 MIG = (GROUP, VERSION, MIGRATIONS)
 PREFIX = "streamshift.io"
+QUERY_TICK_S = 2.0
 MIGRATION_TICK_S = 0.5
 
 
@@ -36,6 +41,7 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
         prefix=PREFIX, key="last-handled-configuration"
     )
     memo["ctx"] = Context.start()
+    memo["ticker"] = Ticker()
 
 
 @kopf.on.login()
@@ -46,12 +52,23 @@ def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
 
 @kopf.on.cleanup()
 async def close(memo: Any, **_: Any) -> None:
+    await _ticker(memo).close()
     await _ctx(memo).session.close()
 
 
 def _ctx(memo: Any) -> Context:
     ctx: Context = memo["ctx"]
     return ctx
+
+
+def _ticker(memo: Any) -> Ticker:
+    ticker: Ticker = memo["ticker"]
+    return ticker
+
+
+def _gone(event: Any, meta: Any) -> bool:
+    """Deleted, or being deleted (then only its delete handler has work left)."""
+    return bool(event.get("type") == "DELETED" or meta.get("deletionTimestamp"))
 
 
 def _namespace(namespace: str | None) -> str:
@@ -85,16 +102,29 @@ async def query_changed(
     await _reconcile(memo, namespace, name, diff.type)
 
 
-@kopf.timer(*SQ, interval=2.0, initial_delay=1.0, backoff=2.0)
-async def query_observed(memo: Any, namespace: str | None, name: str, **_: Any) -> None:
-    try:
-        await query.reconcile(_ctx(memo), _namespace(namespace), name, DiffType.IGNORE)
-    except query.Problem:
-        return  # recorded in status and as an Event
+@kopf.on.event(*SQ)
+async def query_seen(
+    memo: Any, event: Any, meta: Any, namespace: str | None, name: str, uid: str, **_: Any
+) -> None:
+    """Observe the query every 2 s while it exists."""
+    key = f"{STREAM_QUERIES}/{uid}"
+    if _gone(event, meta):
+        _ticker(memo).stop(key)
+        return
+    ctx, ns = _ctx(memo), _namespace(namespace)
+
+    async def observe() -> None:
+        try:
+            await query.reconcile(ctx, ns, name, DiffType.IGNORE)
+        except query.Problem:
+            return  # recorded in status and as an Event
+
+    _ticker(memo).start(key, observe, QUERY_TICK_S, initial_delay=1.0)
 
 
 def _deletes_snapshots(spec: Any, **_: Any) -> bool:
-    """Only such queries get kopf's finalizer: the others need no operator to be deleted."""
+    """Only such queries get kopf's finalizer (this filter on the one handler that needs it):
+    the others need no operator to be deleted."""
     retention = (spec.get("snapshot") or {}).get("retention") or {}
     return bool(retention.get("onDelete") == RetentionPolicy.DELETE.value)
 
@@ -117,11 +147,25 @@ async def query_deleted(
     logger.info(f"removed {removed} snapshot objects")
 
 
-@kopf.timer(
-    *MIG,
-    interval=MIGRATION_TICK_S,
-    backoff=MIGRATION_TICK_S,
-    when=lambda status, **_: status.get("phase") not in {p.value for p in TERMINAL},
-)
-async def migration_tick(memo: Any, namespace: str | None, name: str, **_: Any) -> None:
-    await migrate.tick(_ctx(memo), _namespace(namespace), name)
+@kopf.on.event(*MIG)
+async def migration_seen(
+    memo: Any,
+    event: Any,
+    meta: Any,
+    status: Any,
+    namespace: str | None,
+    name: str,
+    uid: str,
+    **_: Any,
+) -> None:
+    """Drive the migration every 0.5 s until it is terminal or deleted."""
+    key = f"{MIGRATIONS}/{uid}"
+    if _gone(event, meta) or status.get("phase") in {p.value for p in TERMINAL}:
+        _ticker(memo).stop(key)
+        return
+    ctx, ns = _ctx(memo), _namespace(namespace)
+
+    async def drive() -> None:
+        await migrate.tick(ctx, ns, name)
+
+    _ticker(memo).start(key, drive, MIGRATION_TICK_S)
