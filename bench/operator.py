@@ -182,8 +182,8 @@ class Bench:
         return time.monotonic() - began
 
     def teardown(self) -> None:
-        """Every query while the operator runs: kopf's finalizer (its timers put one on each)
-        needs it, and q5's delete handler removes its snapshots."""
+        """Every query while the operator runs: q5 (retention Delete) carries kopf's finalizer,
+        and its delete handler removes its snapshots."""
         names = [item["metadata"]["name"] for item in self._queries()]
         for name in names:
             self.custom.delete_namespaced_custom_object(GROUP, VERSION, self.ns, SQ, name)
