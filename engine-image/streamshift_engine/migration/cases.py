@@ -3,7 +3,8 @@
 The property test (tests/migration) and `bench.verify_protocols` draw the same cases: the seed
 queries (seed 000 section 4: Q1, Q2, Q3; seed 003 6.3.1: SMQ), Nexmark q5, q7 and q8 on the
 engine's generator, and random window specs (time and tuple based, tumbling and sliding,
-aggregates keyed or global, joins by range, tumbling time or rows, a join feeding an aggregate).
+aggregates keyed or global, joins by range, tumbling time or rows, a join feeding an aggregate,
+a time aggregate feeding a top-k that ranks its windows or opens its own on the same grid).
 Inputs are small so that hundreds of cases run in minutes; a `Case` is a pure function of its
 family and seed.
 """
@@ -51,6 +52,7 @@ FAMILIES = (
     "random-aggregate",
     "random-join",
     "random-join-aggregate",
+    "random-aggregate-topk",
 )
 
 
@@ -124,7 +126,11 @@ def random_plan(family: str, chooser: random.Random) -> Plan:
         keyed = not output and chooser.random() < 0.5
         operators.append(_aggregate(chooser, upstream, field, keyed))
         output = "agg"
-    names = ["S", "T"] if family != "random-aggregate" else ["S"]
+    if family == "random-aggregate-topk":
+        operators.append(_aggregate(chooser, "S", "m", chooser.random() < 0.5, kinds=("time",)))
+        operators.append(_topk(chooser, operators[-1]["params"]["window"]))
+        output = "top"
+    names = ["S", "T"] if family.startswith("random-join") else ["S"]
     inputs = [_seed_input(name) for name in names]
     return parse_plan({"name": family, "inputs": inputs, "operators": operators, "output": output})
 
@@ -163,8 +169,14 @@ def _join(chooser: random.Random, tumbling_only: bool) -> dict[str, Any]:
     }
 
 
-def _aggregate(chooser: random.Random, upstream: str, field: str, keyed: bool) -> dict[str, Any]:
-    window = _window(chooser, chooser.choice(["time", "rows"]))
+def _aggregate(
+    chooser: random.Random,
+    upstream: str,
+    field: str,
+    keyed: bool,
+    kinds: tuple[str, ...] = ("time", "rows"),
+) -> dict[str, Any]:
+    window = _window(chooser, chooser.choice(kinds))
     params = {
         "window": window,
         "group_by": ["l"] if keyed else [],
@@ -174,3 +186,12 @@ def _aggregate(chooser: random.Random, upstream: str, field: str, keyed: bool) -
         ],
     }
     return {"id": "agg", "type": "window_aggregate", "input": upstream, "params": params}
+
+
+def _topk(chooser: random.Random, window: dict[str, Any]) -> dict[str, Any]:
+    """The top `total` per window of `agg`: aligned to its windows, or (half the time) over its
+    own window of the same size and slide, which ranks results by their timestamp instead."""
+    params: dict[str, Any] = {"by": "total", "k": chooser.choice([1, 2])}
+    if chooser.random() < 0.5:
+        params["window"] = dict(window)
+    return {"id": "top", "type": "topk", "input": "agg", "params": params}

@@ -7,8 +7,9 @@ start (a window starting at `A` or later holds only tuples from `A` on); of a wi
 result it is `min_ts`, the earliest tuple it combines (seed 000 3.2.1: the origin suppresses
 joins whose tuples are all in the overlap; seed 001 4.2.2: the old root skips new-new joins).
 `A` lies on the controlling window's grid (`align`), and the origin has emitted all its results
-once its watermark passes `A + horizon(plan)`: the event time every window on the plan's path
-spans (seed 001 5.2: `W`, or `2W` for stacked joins).
+once its watermark passes `A + horizon(plan)`: the event time every window opened on the plan's
+path spans (seed 001 5.2: `W`, or `2W` for stacked joins; an operator aligned to its input's
+windows, such as q5's top-k, opens none).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from streamshift_engine.events.results import ResultBatch
+from streamshift_engine.migration import marking
 from streamshift_engine.migration.group import OutputFilter
 from streamshift_engine.plan.model import Plan, WindowSpec
 
@@ -54,18 +56,38 @@ def align(plan: Plan, ts: int) -> int:
     return -(-ts // slide) * slide
 
 
+def opened_windows(plan: Plan) -> list[WindowSpec]:
+    """The windows of the operators that group their input into windows of their own (window
+    aggregates, window joins, a top-k with its own `window`: `marking.own_windows`).
+
+    An operator that carries its input's window instead (filter, map, project, and a top-k
+    ranking the results of a window aggregate or join per the window they are stamped with,
+    Nexmark q5) opens none: its result for the window starting at `A` is computed from the
+    upstream results of that same window only, and so from the same input tuples. Seed 000
+    3.1.1 ("Multiple window operators") ties the controlling window to its input through the
+    timestamps preceding window operators stamp on their outputs; these results are stamped
+    with their window itself, so the window they are aligned to adds no event time to the
+    path. A top-k with its own `window` over windowed results opens one even on the same grid:
+    it assigns each upstream result by its timestamp (its window's end), so its window starting
+    at `A` ranks upstream windows that started up to a window size before `A`."""
+    return [window for _, window in marking.own_windows(plan)]
+
+
 def upstream_horizon(plan: Plan) -> int:
     """Event time before a result's split time that its inputs may reach back (seed 000 3.1.1,
     "Multiple window operators"): the engine stamps a window's output with its end and a join's
     with its latest tuple, so a result of the controlling window starting at `A` combines
-    upstream results whose own inputs start at `A` minus the sizes of the windows below it. A
-    target fed from there on rebuilds every upstream result the controlling window needs."""
-    return sum(w.size for w in windows(plan)[:-1])
+    upstream results whose own inputs start at `A` minus the sizes of the windows opened below
+    it (`opened_windows`: an operator aligned to its input's windows, such as q5's top-k over
+    the sliding counts, opens none and adds nothing). A target fed from there on rebuilds every
+    upstream result the controlling window needs."""
+    return sum(w.size for w in opened_windows(plan)[:-1])
 
 
 def horizon(plan: Plan) -> int:
-    """Event time after `A` by which every result with a split time below `A` is complete."""
-    return sum(w.size for w in windows(plan)) + 1
+    """Event time after `A` by which every result with a split time below `A` is complete: the
+    sizes of the windows opened on the plan's path (`opened_windows`), plus one."""
+    return sum(w.size for w in opened_windows(plan)) + 1
 
 
 def controlling_node(plan: Plan) -> str:

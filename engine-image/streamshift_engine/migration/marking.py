@@ -75,6 +75,13 @@ def refusal(plan: Plan) -> str | None:
                 "a key's later windows before the new plan's earlier ones (seed 001 4.2.3 keeps "
                 "timestamp order, not window order)"
             )
+        below = _window_below(plan, op)
+        if op.type != "window_join" and below and window.kind != "rows":
+            return (
+                f"its window {op.id} assigns the results of window {below} by their timestamps: "
+                "its result for a later window can combine an old one while an earlier window's "
+                "combines only new ones, so the old plan would emit a key's later windows first"
+            )
         if window.kind == "session":
             return (
                 f"{op.id}'s session windows grow while tuples keep coming: a session begun by old "
@@ -92,6 +99,19 @@ def refusal(plan: Plan) -> str | None:
         reason = _rows_aggregate_refusal(plan, op, window)
         if reason:
             return reason
+    return None
+
+
+def _window_below(plan: Plan, op: OperatorSpec) -> str | None:
+    """The id of an operator upstream of `op` that defines a window (`own_windows`), if any."""
+    defining = {spec.id for spec, _ in own_windows(plan)}
+    specs = {spec.id: spec for spec in plan.operators}
+    pending = list(op.inputs)
+    while pending:
+        node = specs.get(pending.pop())
+        if node is not None and node.id in defining:
+            return node.id
+        pending += node.inputs if node is not None else ()
     return None
 
 
