@@ -45,6 +45,7 @@ class WorkerReport:
     counts: dict[str, int]
     last_snapshot: Snapshot | None
     handoff: dict[str, Any] | None  # a UniMiCo hand-off under way on this worker
+    track: dict[str, Any] | None  # a parallel track under way on this worker
 
     @classmethod
     def parse(cls, data: dict[str, Any]) -> "WorkerReport":
@@ -66,6 +67,7 @@ class WorkerReport:
                 created=datetime.fromtimestamp(float(last["created"]), UTC),
             ),
             handoff=data.get("handoff"),
+            track=data.get("track"),
         )
 
 

@@ -10,7 +10,7 @@ worker is only "not yet", bounded by the phase's timeout.
 
 from collections.abc import Awaitable, Callable
 
-from streamshift_operator import act, unimico
+from streamshift_operator import act, parallel_track, unimico
 from streamshift_operator.control import ControlError
 from streamshift_operator.machine import Action
 from streamshift_operator.models.migration import Protocol
@@ -19,6 +19,13 @@ from streamshift_operator.pods import build_pod
 from streamshift_operator.run import Run
 
 A = Action
+
+
+async def drain_origin(run: Run) -> bool:
+    """The origin finishes what it owes; then the targets' held output is released."""
+    if run.status.protocol is Protocol.PARALLEL_TRACK:
+        return await parallel_track.drain_origin(run)
+    return await unimico.drain_origin(run)
 
 
 async def perform(run: Run, actions: tuple[Action, ...]) -> bool:
@@ -149,5 +156,6 @@ STEPS: dict[Action, Callable[[Run], Awaitable[bool]]] = {
     A.DELETE_TARGET_PODS: lambda run: delete_pods(run, run.status.target_epoch),
     A.RESUME_ORIGIN: resume_origin,
     A.COLLECT_START_TIMESTAMP: unimico.collect_start,
-    A.DRAIN_ORIGIN: unimico.drain_origin,
+    A.DRAIN_ORIGIN: drain_origin,
+    A.RUN_TARGET_FROM_SPLIT: parallel_track.run_targets_from_split,
 }

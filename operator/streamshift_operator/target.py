@@ -18,10 +18,17 @@ from streamshift_operator.plancheck import check_plan
 from streamshift_operator.protocols import TargetKind, choose, refusal
 
 # The role endpoints of `streamshift worker` (pause, snapshot, release, begin, stop, handoff,
-# activate, release-output) carry these protocols; the others need endpoints it lacks yet.
+# activate, split, release-output) carry these protocols; moving-state needs endpoints it lacks.
 RUNTIME_PROTOCOLS = frozenset(
-    {Protocol.UNIMICO, Protocol.STATE_TRANSFER, Protocol.SAVEPOINT_RESTART}
+    {
+        Protocol.UNIMICO,
+        Protocol.PARALLEL_TRACK,
+        Protocol.STATE_TRANSFER,
+        Protocol.SAVEPOINT_RESTART,
+    }
 )
+# Protocols that hand each target over from exactly one origin.
+ONE_ORIGIN = frozenset({Protocol.UNIMICO, Protocol.PARALLEL_TRACK})
 
 
 @dataclass(frozen=True)
@@ -73,15 +80,16 @@ def resolve(
         protocol, reason = spec.protocol, "chosen in spec.protocol"
     if kind is TargetKind.PLAN:
         raise Refused(
-            "a plan change needs parallel-track or moving-state, and the worker runtime has no "
-            "role endpoints for them yet (it offers unimico, state-transfer, savepoint-restart)"
+            "a plan change needs parallel-track or moving-state, and the operator runs "
+            "parallel-track only with the origin's plan: migrate the running plan, then apply "
+            "the new plan as a new StreamQuery"
         )
     if protocol not in RUNTIME_PROTOCOLS:
         if spec.protocol is not Protocol.AUTO:
             raise Refused(
                 f"protocol {protocol} needs worker role endpoints that `streamshift worker` "
-                "does not offer yet (it offers unimico, state-transfer and savepoint-restart): "
-                "use one of those or auto"
+                "does not offer yet (it offers unimico, parallel-track, state-transfer and "
+                "savepoint-restart): use one of those or auto"
             )
         protocol, reason = (
             Protocol.STATE_TRANSFER,
@@ -90,17 +98,17 @@ def resolve(
         )
     ranges = assign(partitions, count)
     split = _split_targets(placed, ranges)
-    if protocol is Protocol.UNIMICO and split:
+    if protocol in ONE_ORIGIN and split:
         why = (
-            f"target instance(s) {split} would take partitions of several origins, and unimico "
-            "hands each target over at the activation of one origin"
+            f"target instance(s) {split} would take partitions of several origins, and "
+            f"{protocol} hands each target over from one origin"
         )
         if spec.protocol is not Protocol.AUTO:
             raise Refused(
                 f"{why}: pick a parallelism that divides or multiplies the current one "
                 "or use state-transfer"
             )
-        protocol, reason = Protocol.STATE_TRANSFER, f"auto prefers unimico, but {why}"
+        protocol, reason = Protocol.STATE_TRANSFER, f"auto prefers {protocol}, but {why}"
     return Resolved(
         protocol=protocol,
         reason=reason,

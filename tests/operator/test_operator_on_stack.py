@@ -165,9 +165,9 @@ def test_invalid_resources_are_refused_or_reported_and_the_operator_keeps_runnin
         cluster.create(SQ, namespace, sq("q5"))
         wait_for("q5 Running", lambda: ready(cluster, namespace, "q5"), 60)
         cluster.create(
-            MIG, namespace, migration("m-pt", "q5", "parallel-track", {"moveInstances": [0]})
+            MIG, namespace, migration("m-ms", "q5", "moving-state", {"moveInstances": [0]})
         )
-        assert "does not offer yet" in reported(cluster, MIG, namespace, "m-pt", "Failed")
+        assert "does not offer yet" in reported(cluster, MIG, namespace, "m-ms", "Failed")
         cluster.create(MIG, namespace, migration("m-wide", "q5", "auto", {"parallelism": 2}))
         assert "runs on one instance" in reported(cluster, MIG, namespace, "m-wide", "Failed")
         assert ready(cluster, namespace, "q5") is not None  # still served after every refusal
@@ -333,3 +333,29 @@ def test_unimico_moves_q5_with_verified_exact_output(
     ]
     assert status["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
     assert sorted(cluster.pods(namespace)) == ["q-e1-0"]
+
+
+def test_parallel_track_moves_q5_with_verified_exact_output(
+    cluster: Cluster, namespace: str, stack: Stack
+) -> None:
+    def start() -> str:
+        body = migration("track", "q", "parallel-track", {"moveInstances": [0]}, verify=True)
+        cluster.create(MIG, namespace, body)
+        return "track"
+
+    status = run_and_migrate(cluster, namespace, stack, "nexmark-q5", 1, start)
+    phases = [p["phase"] for p in status["phaseHistory"]]
+    assert phases == [
+        "Queued",
+        "Preparing",
+        "TrackingInParallel",
+        "DrainingOrigin",
+        "HandingOver",
+        "Finalizing",
+        "Succeeded",
+    ]
+    assert status["protocol"] == "parallel-track"
+    assert status["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
+    assert status["cost"]["stateBytesMoved"] == 0 and status["cost"]["eventsProcessedTwice"] > 0
+    staying = [n for n, p in cluster.pods(namespace).items() if not p.metadata.deletion_timestamp]
+    assert staying == ["q-e1-0"]  # the origin pod's deletion is asked for

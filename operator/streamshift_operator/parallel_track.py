@@ -1,0 +1,80 @@
+"""Parallel track (seed 001) driven through the workers' control API
+(docs/control-api.openapi.yaml), in the order of the runtime's own stack test.
+
+1. Each origin `split`s its partitions: the tuples it has read before its watermark `A` are old,
+   and it answers `A` with the offsets (per `input:partition`) the target must read from.
+2. Each target `begin`s with `protocol: parallel-track`, its origin's `split` and the offsets of
+   its own partitions: it runs the plan from there with empty state and holds its output
+   (admission refuses a target that would draw from several origins).
+3. Once an origin's status shows `track.done` (its plan holds no old tuple, it committed and
+   released the partitions), its targets get `release-output`: their held results become visible
+   after the origin's last one.
+Every call is keyed by the migration's name, so a repeated tick repeats nothing. No state moves;
+the events an origin read from the target's offsets on are processed by both.
+"""
+
+from typing import Any
+
+from streamshift_operator.control import ControlError
+from streamshift_operator.run import Run
+
+
+def _origin_of(run: Run, partitions: list[int]) -> str:
+    owners = {pod for pod, parts in run.origin() if set(parts) & set(partitions)}
+    if len(owners) != 1:
+        raise ControlError(f"partitions {partitions} come from origins {sorted(owners)}", 409)
+    return owners.pop()
+
+
+async def _splits(run: Run) -> dict[str, dict[str, Any]]:
+    """Each origin's split answer (the worker repeats its first one)."""
+    return {pod: await run.role(pod, "split", parts) for pod, parts in run.origin()}
+
+
+def _own(offsets: dict[str, int], partitions: list[int]) -> dict[str, int]:
+    """The offsets of `partitions` among an origin's `input:partition` offsets."""
+    return {k: v for k, v in offsets.items() if int(k.rpartition(":")[2]) in partitions}
+
+
+async def run_targets_from_split(run: Run) -> bool:
+    """Origins split; every target begins from its origin's split and offsets."""
+    splits = await _splits(run)
+    for pod, parts in run.targets():
+        split = splits[_origin_of(run, parts)]
+        offsets = _own({str(k): int(v) for k, v in split["offsets"].items()}, parts)
+        await run.role(
+            pod, "begin", parts, protocol="parallel-track", split=split["split"], offsets=offsets
+        )
+    return True
+
+
+def _track(run: Run, pod: str) -> dict[str, Any] | None:
+    report = run.view.reports.get(pod)
+    return None if report is None else report.track
+
+
+def _read_twice(run: Run, splits: dict[str, dict[str, Any]]) -> int:
+    """Events the origins have read from the targets' offsets on (targets read them too)."""
+    twice = 0
+    for pod, _ in run.origin():
+        report = run.view.reports.get(pod)
+        if report is None:
+            continue
+        for key, start in splits[pod]["offsets"].items():
+            twice += max(0, report.offsets.get(str(key), int(start)) - int(start))
+    return twice
+
+
+async def drain_origin(run: Run) -> bool:
+    """Release each target's output once its origin's old tuples are all done."""
+    splits = await _splits(run)
+    before = run.status.cost.events_processed_twice or 0
+    run.learned["state_bytes"] = 0
+    run.learned["twice"] = max(before, _read_twice(run, splits))
+    drained = {pod for pod, _ in run.origin() if (_track(run, pod) or {}).get("done")}
+    released = 0
+    for pod, parts in run.targets():
+        if _origin_of(run, parts) in drained:
+            await run.role(pod, "release-output", None, protocol="parallel-track")
+            released += 1
+    return released == len(run.status.target_instances)
