@@ -76,3 +76,7 @@ bench-runtime: venv ## one worker on the stack's Kafka vs the in-process engine,
 .PHONY: bench-operator
 bench-operator: venv ## operator: query ready time, unimico move time on q5, RSS with 20 queries
 	$(PY) -m bench.operator
+
+.PHONY: demo-compare
+demo-compare: setup ## every protocol on the same q5 query, their recorded costs side by side
+	dev/demo.sh compare

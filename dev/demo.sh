@@ -5,12 +5,14 @@
 # phase timeline, the cost and the verification result. The operator this script started is
 # stopped on exit, after the demo's query is deleted (its snapshots with it: retention Delete);
 # then the demo's namespace is deleted.
-# Exit status 0 only when the migration succeeded with verified-exact output.
+# `dev/demo.sh compare` (`make demo-compare`) runs e2e/compare.py instead: every protocol in
+# turn on the same query, then a side-by-side table of what each Migration's status records.
+# Exit status 0 only when the migration(s) succeeded with verified-exact output.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 protocol="${1:-unimico}"
 case "$protocol" in
-  unimico|parallel-track|moving-state|state-transfer|savepoint-restart|auto) ;;
+  unimico|parallel-track|moving-state|state-transfer|savepoint-restart|auto|compare) ;;
   *) die demo "unknown protocol '$protocol'" \
        "use PROTOCOL=unimico, parallel-track, moving-state, state-transfer, savepoint-restart or auto" ;;
 esac
@@ -47,7 +49,8 @@ trap stop_operator EXIT
 say "operator started (pid $(cat "$pid_file"), log $log_file), watching namespace $namespace"
 
 status=0
-"$VENV/bin/python" "$REPO/e2e/demo.py" --namespace "$namespace" --protocol "$protocol" \
+if [[ "$protocol" == compare ]]; then driver=(compare.py); else driver=(demo.py --protocol "$protocol"); fi
+"$VENV/bin/python" "$REPO/e2e/${driver[0]}" "${driver[@]:1}" --namespace "$namespace" \
   --kafka "$KAFKA_BOOTSTRAP" --s3-endpoint "$S3_ENDPOINT" --s3-access-key "$S3_ACCESS_KEY" \
   --s3-secret-key "$S3_SECRET_KEY" --kubeconfig "$KUBECONFIG" || status=$?
 if (( status != 0 )); then

@@ -13,6 +13,7 @@ import argparse
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import Producer
@@ -42,8 +43,8 @@ def feed(bootstrap: str, topic: str, stop: threading.Event) -> None:
     producer.flush(30)
 
 
-def resources(ns: str, args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
-    query = {
+def query_of(ns: str, args: argparse.Namespace) -> dict[str, Any]:
+    return {
         "apiVersion": f"{GROUP}/{VERSION}",
         "kind": "StreamQuery",
         "metadata": {"name": "q5"},
@@ -65,18 +66,20 @@ def resources(ns: str, args: argparse.Namespace) -> tuple[dict[str, Any], dict[s
             "controlToken": {"name": "control", "key": "token"},
         },
     }
-    migration = {
+
+
+def migration_of(protocol: str) -> dict[str, Any]:
+    return {
         "apiVersion": f"{GROUP}/{VERSION}",
         "kind": "Migration",
-        "metadata": {"name": f"q5-{args.protocol}"},
+        "metadata": {"name": f"q5-{protocol}"},
         "spec": {
             "queryRef": {"name": "q5"},
-            "protocol": args.protocol,
+            "protocol": protocol,
             "target": {"moveInstances": [0]},
             "verify": True,
         },
     }
-    return query, migration
 
 
 def wait(what: str, check: Any, timeout: float) -> Any:
@@ -89,21 +92,41 @@ def wait(what: str, check: Any, timeout: float) -> Any:
     sys.exit(f"demo: timed out after {timeout:.0f} s waiting for {what}")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    for name in (
-        "--namespace",
-        "--protocol",
-        "--kafka",
-        "--s3-endpoint",
-        "--s3-access-key",
-        "--s3-secret-key",
-        "--kubeconfig",
-    ):
+@dataclass
+class Running:
+    """The demo's namespace with q5 running and input fed: how to read and create objects."""
+
+    custom: Any
+    namespace: str
+    stop: threading.Event
+    feeder: threading.Thread
+
+    def status(self, plural: str, name: str) -> dict[str, Any]:
+        body = self.custom.get_namespaced_custom_object(
+            GROUP, VERSION, self.namespace, plural, name
+        )
+        return dict(body.get("status") or {})
+
+    def create(self, plural: str, body: dict[str, Any]) -> None:
+        self.custom.create_namespaced_custom_object(GROUP, VERSION, self.namespace, plural, body)
+
+    def finish(self) -> None:
+        self.stop.set()
+        self.feeder.join(60)
+
+
+def arguments(doc: str | None, *names: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=doc)
+    common = ("--namespace", "--kafka", "--s3-endpoint", "--s3-access-key", "--s3-secret-key")
+    for name in (*names, *common, "--kubeconfig"):
         parser.add_argument(name, required=True)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def start(args: argparse.Namespace) -> Running:
+    """The namespace with its Secrets, q5 Running, input fed until q5 emits."""
     api: Any = config.new_client_from_config(config_file=args.kubeconfig)
-    core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
+    core: Any = client.CoreV1Api(api)
     ns = args.namespace
     core.create_namespace({"metadata": {"name": ns}})
     core.create_namespaced_secret(
@@ -111,30 +134,35 @@ def main() -> int:
     )
     s3 = {"access": args.s3_access_key, "secret": args.s3_secret_key}
     core.create_namespaced_secret(ns, {"metadata": {"name": "s3"}, "stringData": s3})
-    query, migration = resources(ns, args)
-
-    def get(plural: str, name: str) -> dict[str, Any]:
-        body: dict[str, Any] = custom.get_namespaced_custom_object(GROUP, VERSION, ns, plural, name)
-        return dict(body.get("status") or {})
-
-    began = time.monotonic()
-    custom.create_namespaced_custom_object(GROUP, VERSION, ns, "streamqueries", query)
-    wait("StreamQuery q5 Running", lambda: get("streamqueries", "q5").get("phase") == "Running", 90)
-    print(f"StreamQuery q5 Running and reporting after {time.monotonic() - began:.1f} s")
     stop = threading.Event()
     feeder = threading.Thread(target=feed, args=(args.kafka, f"{ns}-bid", stop), daemon=True)
+    running = Running(client.CustomObjectsApi(api), ns, stop, feeder)
+    began = time.monotonic()
+    running.create("streamqueries", query_of(ns, args))
+    wait(
+        "StreamQuery q5 Running",
+        lambda: running.status("streamqueries", "q5").get("phase") == "Running",
+        90,
+    )
+    print(f"StreamQuery q5 Running and reporting after {time.monotonic() - began:.1f} s")
     feeder.start()
     wait(
         "q5 to emit (a watermark in status)",
-        lambda: get("streamqueries", "q5").get("watermark"),
+        lambda: running.status("streamqueries", "q5").get("watermark"),
         60,
     )
+    return running
+
+
+def main() -> int:
+    args = arguments(__doc__, "--protocol")
+    running = start(args)
+    migration = migration_of(args.protocol)
     name = migration["metadata"]["name"]
-    custom.create_namespaced_custom_object(GROUP, VERSION, ns, "migrations", migration)
+    running.create("migrations", migration)
     print(f"Migration {name} applied (protocol {args.protocol}); following it:")
-    status = follow(lambda: get("migrations", name))
-    stop.set()
-    feeder.join(60)
+    status = follow(lambda: running.status("migrations", name))
+    running.finish()
     report(status)
     return (
         0
