@@ -6,32 +6,15 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from operator_specs import q5_spec
 from streamshift_operator.assignment import assign
 from streamshift_operator.children import build_configmap, build_service
-from streamshift_operator.models.streamquery import StreamQuerySpec
 from streamshift_operator.names import configmap_name, plan_digest, selector
 from streamshift_operator.pods import QueryIdentity, build_pod
 
 QUERY = QueryIdentity(name="q5", namespace="team-a", uid="0b1c-uid")
 PLAN: dict[str, Any] = {"name": "nexmark-q5", "inputs": [], "output": "x"}
-SPEC = StreamQuerySpec.model_validate(
-    {
-        "plan": {"builtin": "nexmark-q5"},
-        "kafka": {"bootstrapServers": "127.0.0.1:9092"},
-        "sources": [{"name": "bids", "topic": "bids", "partitions": 4}],
-        "sinks": [{"name": "out", "topic": "q5-out"}],
-        "parallelism": 2,
-        "snapshot": {
-            "endpoint": "http://127.0.0.1:9000",
-            "bucket": "snapshots",
-            "credentials": {
-                "accessKey": {"name": "s3", "key": "access"},
-                "secretKey": {"name": "s3", "key": "secret"},
-            },
-        },
-        "controlToken": {"name": "control", "key": "token"},
-    }
-)
+SPEC = q5_spec()
 
 
 def pod() -> dict[str, Any]:

@@ -4,34 +4,18 @@ Migrations, conditions and aggregates from observed pods and worker reports."""
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from operator_specs import q5_spec
 from streamshift_operator.control import Snapshot, WorkerReport
 from streamshift_operator.decide import follow_ups, initial_status, missing_pods
 from streamshift_operator.models.common import ConditionStatus
-from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
+from streamshift_operator.models.streamquery import StreamQueryStatus
 from streamshift_operator.observe import PodView, QueryView
 from streamshift_operator.specdiff import DiffType
 from streamshift_operator.status import conditions, degraded, observed
 
 T, F = ConditionStatus.TRUE, ConditionStatus.FALSE
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-SPEC = StreamQuerySpec.model_validate(
-    {
-        "plan": {"builtin": "nexmark-q5"},
-        "kafka": {"bootstrapServers": "127.0.0.1:9092"},
-        "sources": [{"name": "bid", "topic": "bids", "partitions": 4}],
-        "sinks": [{"name": "out", "topic": "q5-out"}],
-        "parallelism": 2,
-        "snapshot": {
-            "endpoint": "http://127.0.0.1:9000",
-            "bucket": "snapshots",
-            "credentials": {
-                "accessKey": {"name": "s3", "key": "access"},
-                "secretKey": {"name": "s3", "key": "secret"},
-            },
-        },
-        "controlToken": {"name": "control", "key": "token"},
-    }
-)
+SPEC = q5_spec(sources=[{"name": "bid", "topic": "bids", "partitions": 4}])
 
 
 def pod(name: str, ready: bool = True, deleting: bool = False) -> PodView:
