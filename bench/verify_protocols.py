@@ -21,11 +21,9 @@ from dataclasses import dataclass, field
 from streamshift_engine.migration.cases import FAMILIES, Case, make_case
 from streamshift_engine.migration.parallel_track import ParallelTrack
 from streamshift_engine.migration.protocol import Protocol
-from streamshift_engine.migration.run import compare, run_migration, run_reference
+from streamshift_engine.migration.run import compare
 from streamshift_engine.migration.state_moving import MovingState, SavepointRestart, StateTransfer
 from streamshift_engine.migration.unimico import UniMiCo
-from streamshift_engine.plan.model import Plan
-from streamshift_engine.runner import Instance
 
 PROTOCOLS: list[type[Protocol]] = [
     UniMiCo,
@@ -48,10 +46,7 @@ class Tally:
 
 
 def check_case(case: Case, tallies: dict[str, Tally]) -> None:
-    def factory(plan: Plan) -> Instance:
-        return Instance(plan, range(case.partitions))
-
-    reference = run_reference(case.plan, case.inputs, case.partitions, factory, case.slice_ms)
+    reference = case.without_migration()
     for protocol in PROTOCOLS:
         tally = tallies[protocol.name]
         reason = protocol.refusal(case.plan, case.plan)
@@ -60,18 +55,7 @@ def check_case(case: Case, tallies: dict[str, Tally]) -> None:
             continue
         tally.accepted += 1
         tally.families[case.family] += 1
-        outcome = run_migration(
-            protocol,
-            case.plan,
-            case.plan,
-            case.inputs,
-            case.partitions,
-            factory,
-            case.slice_ms,
-            case.start_step,
-            case.seed,
-            case.max_delay,
-        )
+        outcome = case.migrated_by(protocol)
         problems = compare(reference.emitted, outcome.emitted)
         tally.exact += not problems
         tally.both_emitted += {e.owner for e in outcome.emitted} == {"origin", "target"}

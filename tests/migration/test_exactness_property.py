@@ -11,11 +11,9 @@ from streamshift_engine.migration.auto import choose
 from streamshift_engine.migration.cases import FAMILIES, Case, make_case
 from streamshift_engine.migration.parallel_track import ParallelTrack
 from streamshift_engine.migration.protocol import Protocol
-from streamshift_engine.migration.run import compare, run_migration, run_reference
+from streamshift_engine.migration.run import compare
 from streamshift_engine.migration.state_moving import MovingState, SavepointRestart, StateTransfer
 from streamshift_engine.migration.unimico import UniMiCo
-from streamshift_engine.plan.model import Plan
-from streamshift_engine.runner import Instance
 
 PROTOCOLS: list[type[Protocol]] = [
     UniMiCo,
@@ -28,23 +26,8 @@ PROTOCOLS: list[type[Protocol]] = [
 
 def run_case(protocol: type[Protocol], case: Case) -> tuple[list[str], set[str]]:
     """The differences from the run without migration, and which groups emitted results."""
-
-    def factory(plan: Plan) -> Instance:
-        return Instance(plan, range(case.partitions))
-
-    reference = run_reference(case.plan, case.inputs, case.partitions, factory, case.slice_ms)
-    outcome = run_migration(
-        protocol,
-        case.plan,
-        case.plan,
-        case.inputs,
-        case.partitions,
-        factory,
-        case.slice_ms,
-        case.start_step,
-        case.seed,
-        case.max_delay,
-    )
+    reference = case.without_migration()
+    outcome = case.migrated_by(protocol)
     assert reference.emitted, f"{case.family}/{case.seed} produces no result to compare"
     return compare(reference.emitted, outcome.emitted), {e.owner for e in outcome.emitted}
 

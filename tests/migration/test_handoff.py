@@ -7,14 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from streamshift_engine.migration import handoff
-from streamshift_engine.migration.cases import PARTITIONS, make_case
-from streamshift_engine.migration.run import compare, run_migration, run_reference
+from streamshift_engine.migration.cases import make_case
+from streamshift_engine.migration.run import compare
 from streamshift_engine.migration.unimico import UniMiCo
 from streamshift_engine.plan.builtin import SEED_SCHEMA
 from streamshift_engine.plan.model import Plan
 from streamshift_engine.plan.nexmark_queries import WINDOW_MS, nexmark_plan
 from streamshift_engine.plan.parse import parse_plan
-from streamshift_engine.runner import Instance
 
 
 def _input(name: str) -> dict[str, Any]:
@@ -91,23 +90,9 @@ def test_join_feeding_a_rows_aggregate_keeps_the_join_range() -> None:
 
 
 def test_unimico_moves_q5_exactly_with_the_narrower_horizon() -> None:
-    def factory(plan: Plan) -> Instance:
-        return Instance(plan, range(PARTITIONS))
-
     for seed in range(6):
         case = make_case("nexmark-q5", seed)
-        reference = run_reference(case.plan, case.inputs, case.partitions, factory, case.slice_ms)
-        outcome = run_migration(
-            UniMiCo,
-            case.plan,
-            case.plan,
-            case.inputs,
-            case.partitions,
-            factory,
-            case.slice_ms,
-            case.start_step,
-            case.seed,
-            case.max_delay,
-        )
+        reference = case.without_migration()
+        outcome = case.migrated_by(UniMiCo)
         assert reference.emitted
         assert compare(reference.emitted, outcome.emitted) == []

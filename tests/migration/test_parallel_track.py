@@ -71,16 +71,9 @@ def test_the_monitor_sees_old_tuples_in_a_join_state() -> None:
 def test_a_global_rows_window_is_handed_over_after_n_new_tuples() -> None:
     case = make_case("q2", 3)
     assert ParallelTrack.refusal(case.plan, case.plan) is None
-
-    def factory(plan: Plan) -> Instance:
-        return Instance(plan, range(case.partitions))
-
-    reference = run_reference(case.plan, case.inputs, case.partitions, factory, case.slice_ms)
+    reference = case.without_migration()
     for start in (0, 5, 12):
-        outcome = run_migration(
-            ParallelTrack, case.plan, case.plan, case.inputs, case.partitions, factory,
-            case.slice_ms, start, max_delay=2,
-        )  # fmt: skip
+        outcome = case.migrated_by(ParallelTrack, start)
         assert compare(reference.emitted, outcome.emitted) == []
         assert {e.owner for e in outcome.emitted} == {"origin", "target"}
 

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from streamshift_engine.events.batch import Batch
+from streamshift_engine.migration.protocol import Protocol
+from streamshift_engine.migration.run import Outcome, run_migration, run_reference
 from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.plan import builtin
@@ -25,6 +27,7 @@ from streamshift_engine.plan.builtin import SEED_SCHEMA
 from streamshift_engine.plan.model import Plan
 from streamshift_engine.plan.nexmark_queries import nexmark_plan
 from streamshift_engine.plan.parse import parse_plan
+from streamshift_engine.runner import Instance
 
 PARTITIONS = 2
 SEED_SPAN_MS = 60_000
@@ -68,6 +71,23 @@ class Case:
     start_step: int
     max_delay: int
     partitions: int = PARTITIONS
+
+    def instance(self, plan: Plan) -> Instance:
+        """A fresh engine instance over all of the case's partitions."""
+        return Instance(plan, range(self.partitions))
+
+    def without_migration(self) -> Outcome:
+        """The reference run: the same input, no migration."""
+        return run_reference(self.plan, self.inputs, self.partitions, self.instance, self.slice_ms)
+
+    def migrated_by(self, protocol: type[Protocol], start_step: int | None = None) -> Outcome:
+        """The run with the whole group moved by `protocol` (at the case's start step unless
+        another is given), with the case's message delays."""
+        start = self.start_step if start_step is None else start_step
+        return run_migration(
+            protocol, self.plan, self.plan, self.inputs, self.partitions, self.instance,
+            self.slice_ms, start, self.seed, self.max_delay,
+        )  # fmt: skip
 
 
 def make_case(family: str, seed: int) -> Case:
