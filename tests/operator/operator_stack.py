@@ -70,17 +70,7 @@ class Cluster:
 
     def install_crds(self) -> None:
         extensions: Any = client.ApiextensionsV1Api(self.api)
-        for kind in KINDS:
-            body = crd(kind)
-            name = body["metadata"]["name"]
-            try:
-                current = extensions.read_custom_resource_definition(name)
-                body["metadata"]["resourceVersion"] = current.metadata.resource_version
-                extensions.replace_custom_resource_definition(name, body)
-            except ApiException as error:
-                if error.status != 404:
-                    raise
-                extensions.create_custom_resource_definition(body)
+        apply_crds(extensions)
         for kind in KINDS:
             name = crd(kind)["metadata"]["name"]
             wait_for(f"CRD {name} established", lambda n=name: _established(extensions, n), 30)
@@ -111,6 +101,21 @@ class Cluster:
 
     def pods(self, namespace: str) -> dict[str, Any]:
         return {p.metadata.name: p for p in self.core.list_namespaced_pod(namespace).items}
+
+
+def apply_crds(extensions: Any) -> None:
+    """Create the generated CRDs, or replace them with the current generation."""
+    for kind in KINDS:
+        body = crd(kind)
+        name = body["metadata"]["name"]
+        try:
+            current = extensions.read_custom_resource_definition(name)
+            body["metadata"]["resourceVersion"] = current.metadata.resource_version
+            extensions.replace_custom_resource_definition(name, body)
+        except ApiException as error:
+            if error.status != 404:
+                raise
+            extensions.create_custom_resource_definition(body)
 
 
 def _established(extensions: Any, name: str) -> bool:

@@ -15,6 +15,7 @@ import pytest
 from kubernetes import client
 from kubernetes import config as kube_config
 from kubernetes.client.exceptions import ApiException
+from operator_stack import apply_crds
 from streamshift_operator.crdgen.kinds import KINDS, crd
 
 pytestmark = pytest.mark.stack
@@ -41,17 +42,7 @@ def api() -> Api:
     loader: Api = kube_config
     api_client: Api = loader.new_client_from_config(config_file=_stack_kubeconfig())
     extensions: Api = client.ApiextensionsV1Api(api_client)
-    for kind in KINDS:
-        body = crd(kind)
-        name = body["metadata"]["name"]
-        try:
-            current = extensions.read_custom_resource_definition(name)
-            body["metadata"]["resourceVersion"] = current.metadata.resource_version
-            extensions.replace_custom_resource_definition(name, body)
-        except ApiException as error:
-            if error.status != 404:
-                raise
-            extensions.create_custom_resource_definition(body)
+    apply_crds(extensions)
     for kind in KINDS:
         _wait_established(extensions, crd(kind)["metadata"]["name"])
     return api_client
