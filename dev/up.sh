@@ -70,11 +70,21 @@ launch() {  # launch PART COMMAND...: start PART in its own session unless it al
   STARTED+=("$part")
 }
 
+launched_alive() {  # launched_alive PART: PART's recorded process still exists
+  local f state
+  f="$(pidfile "$1")"
+  [ -f "$f" ] || return 1
+  state="$(ps -o stat= -p "$(cat "$f")" 2>/dev/null)" || return 1
+  [[ "$state" != Z* ]]
+}
+
 wait_healthy() {  # wait_healthy PART...: until each is healthy, its process dies, or TIMEOUT
   local part deadline=$((SECONDS + TIMEOUT))
   for part in "$@"; do
     until healthy "$part"; do
-      part_pid "$part" >/dev/null || { tail -n 15 "$LOG/$part.log" >&2; die "$part" "exited while starting; log: $LOG/$part.log" "read the log; then 'make down && make up'"; }
+      # the pid this run just wrote: alive is enough (its command line is still the forking shell's
+      # until exec, so part_pid's marker check would call a slow start an exit)
+      launched_alive "$part" || { tail -n 15 "$LOG/$part.log" >&2; die "$part" "exited while starting; log: $LOG/$part.log" "read the log; then 'make down && make up'"; }
       [ $SECONDS -lt $deadline ] || { tail -n 15 "$LOG/$part.log" >&2; die "$part" "not healthy after ${TIMEOUT}s; log: $LOG/$part.log" "read the log; 'make down' stops what started"; }
       sleep 0.5
     done
