@@ -7,7 +7,8 @@ watermark `w` then) and replays `C..G`. During the replay a result is suppressed
 committer emitted it: a windowed result whose window ended at or before `w`, a window-less one
 whose newest tuple is older than `w` (`unseen`). The rest is new: a target holding fewer
 partitions than its origin reaches a later watermark on the same input. `end_replay` switches to
-live output and re-reads everything fetched past `G`.
+live output and re-reads everything fetched past `G`. `resume` is the part after the state is in
+place, shared with moving-state's target, which receives the state from the origin over HTTP.
 """
 
 from __future__ import annotations
@@ -41,20 +42,29 @@ def adopt(worker: Worker, partitions: Collection[int]) -> dict[str, object]:
         scratch = Instance(plan, manifest.partitions)
         scratch.restore(worker.store.load(manifest))
         worker.instance.restore(scratch.snapshot(wanted))
+    resume(worker, partitions)
+    return {"partitions": sorted(partitions), "restored": [m.object_key for m, _ in chosen]}
+
+
+def resume(worker: Worker, partitions: Collection[int]) -> dict[str, int]:
+    """Own `partitions` with the state restored into the instance: read from the positions it
+    covers, replaying up to the committed ones; answer the events read again per position."""
+    plan = worker.config.plan
     worker.instance.assigned = set(partitions)
     positions = [(spec.name, p) for spec in plan.inputs for p in sorted(partitions)]
     covered = worker.instance.covered()
     start = {position: covered.get(position, 0) for position in positions}
     committed = worker.source.committed(positions)
     worker.consumed.update(start)
-    worker.limit.update(
-        {p: c.event_offset for p, c in committed.items() if c.event_offset > start[p]}
-    )
+    replay = {p: c.event_offset for p, c in committed.items() if c.event_offset > start[p]}
+    worker.limit.update(replay)
     for (_, partition), c in committed.items():
         worker.emitted_below[partition] = c.watermark
     worker.source.seek(start)
     worker.phase = "replaying" if worker.limit else "running"
-    return {"partitions": sorted(partitions), "restored": [m.object_key for m, _ in chosen]}
+    return {
+        f"{name}:{p}": offset - start[(name, p)] for (name, p), offset in sorted(replay.items())
+    }
 
 
 def unseen(worker: Worker, results: list[ResultBatch]) -> list[ResultBatch]:
