@@ -51,32 +51,57 @@ class StateMove:
 
 def move_states(old_plan: Plan, old: Instance, new_plan: Plan, new: Instance) -> StateMove:
     """Fill `new`'s states from `old`'s (matched: share or move; unmatched: recompute)."""
+    shared, moved = move_matched(old_plan, old, new_plan, new)
+    recomputed = recompute_unmatched(old_plan, new_plan, new)
+    carry_positions(old, new)
+    return StateMove(shared, moved, recomputed)
+
+
+def move_matched(old_plan: Plan, old: Instance, new_plan: Plan, new: Instance) -> tuple[int, int]:
+    """Share or move every matched state into `new`; answer (states shared, bytes moved)."""
     old_ops = {op.id: op for op in old.pipeline.operators}
     new_ops = {op.id: op for op in new.pipeline.operators}
-    matched = plan_change.matches(old_plan, new_plan)
-    shared = moved = recomputed = 0
-    for slot in plan_change.slots(new_plan):
+    shared = moved = 0
+    for slot, source in _matched(old_plan, new_plan):
         target = new_ops[slot.operator]
-        source = matched.get((slot.operator, slot.store))
-        if source is not None and slot.store == "*":
+        if slot.store == "*":
             target.restore(old_ops[source.operator].snapshot())
             moved += target.state_bytes()
-        elif source is not None and (source.layout, source.key) == (slot.layout, slot.key):
+        elif (source.layout, source.key) == (slot.layout, slot.key):
             _share_join_state(target, slot.store, old_ops[source.operator].stores[source.store])
             shared += 1
-        elif source is not None:
+        else:
             store = old_ops[source.operator].stores[source.store]
             assert isinstance(store, KeyedRecordStore)
             _fill(
                 target, slot, [(p, _relayout(r, source, slot)) for p, r in _with_partitions(store)]
             )
             moved += store.nbytes()
-        else:
+    return shared, moved
+
+
+def recompute_unmatched(old_plan: Plan, new_plan: Plan, new: Instance) -> int:
+    """Algorithm 1, bottom up (the plan's topological order), once the matched states are in
+    `new`: each unmatched state from its join's two filled states; answer the tuples made."""
+    new_ops = {op.id: op for op in new.pipeline.operators}
+    matched = plan_change.matches(old_plan, new_plan)
+    recomputed = 0
+    for slot in plan_change.slots(new_plan):
+        if (slot.operator, slot.store) not in matched:
             tuples = _recompute(new_plan, new_ops, slot)
-            _fill(target, slot, tuples)
+            _fill(new_ops[slot.operator], slot, tuples)
             recomputed += len(tuples)
-    _carry_positions(old, new)
-    return StateMove(shared, moved, recomputed)
+    return recomputed
+
+
+def _matched(old_plan: Plan, new_plan: Plan) -> list[tuple[StateSlot, StateSlot]]:
+    """Each new state that has a match, with the old state it matches (by state id)."""
+    matched = plan_change.matches(old_plan, new_plan)
+    return [
+        (slot, matched[(slot.operator, slot.store)])
+        for slot in plan_change.slots(new_plan)
+        if (slot.operator, slot.store) in matched
+    ]
 
 
 def _share_join_state(operator: Operator, side: str, store: StateStore) -> None:
@@ -142,7 +167,7 @@ def _combine(left: Record, right: Record) -> Record:
     return (*head, identity, *left[VALUES:], *right[VALUES:], identity)
 
 
-def _carry_positions(old: Instance, new: Instance) -> None:
+def carry_positions(old: Instance, new: Instance) -> None:
     """The new instance covers the positions the old state covers (as `Instance.restore`)."""
     for position, offset in old.covered().items():
         new.covered_to[position] = offset
