@@ -66,8 +66,14 @@ bench-spark: setup-spark up ## Spark generator throughput into Kafka and oracle 
 	$(PY) -m bench.spark
 
 .PHONY: crds
-crds: venv ## generate crds/*.yaml from the operator's typed models
+crds: venv ## generate crds/*.yaml from the operator's typed models (and the chart's copies)
 	$(PY) -m streamshift_operator.crdgen crds
+	$(MAKE) --no-print-directory manifests
+
+.PHONY: manifests
+manifests: ## copy crds/*.yaml into the Helm chart; render deploy/operator/streamshift.yaml from it
+	cp crds/*.yaml deploy/helm/streamshift/crds/
+	deploy/render.sh > deploy/operator/streamshift.yaml
 
 .PHONY: bench-runtime
 bench-runtime: venv ## one worker on the stack's Kafka vs the in-process engine, q5 and q8, JSON and columnar

@@ -1,54 +1,54 @@
-"""The operator's deployment manifests: least privilege, one non-root replica."""
+"""The plain-manifest install (deploy/operator/streamshift.yaml, for `kubectl apply`): rendered
+from the Helm chart by deploy/render.sh, so it cannot drift from the chart, and least privilege."""
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy/operator"
+REPO = Path(__file__).resolve().parents[2]
+MANIFEST = REPO / "deploy/operator/streamshift.yaml"
 
 
-def load(name: str) -> dict[str, dict[str, Any]]:
-    documents = yaml.safe_load_all((DEPLOY / name).read_text())
-    return {document["kind"]: document for document in documents}
+def objects() -> dict[str, dict[str, Any]]:
+    return {o["kind"]: o for o in yaml.safe_load_all(MANIFEST.read_text()) if o}
 
 
-def test_cluster_role_has_no_wildcards_and_no_write_on_secrets() -> None:
-    rules = load("rbac.yaml")["ClusterRole"]["rules"]
-    for rule in rules:
-        assert "*" not in rule["verbs"] + rule["resources"] + rule["apiGroups"]
-    granted = {
-        (group, resource, verb)
-        for rule in rules
-        for group in rule["apiGroups"]
-        for resource in rule["resources"]
-        for verb in rule["verbs"]
-    }
-    assert {verb for group, resource, verb in granted if resource == "secrets"} == {"get"}
-    assert ("streamshift.io", "migrations/status", "patch") in granted
-    assert ("", "pods", "create") in granted
-    assert not any(resource.endswith("kopfpeerings") for _, resource, _ in granted)
-    assert not any(resource in ("leases", "namespaces", "nodes") for _, resource, _ in granted)
+def test_manifest_is_the_chart_rendered() -> None:
+    done = subprocess.run(
+        [str(REPO / "deploy/render.sh")], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == MANIFEST.read_text(), "deploy/operator drifted: run `make manifests`"
 
 
-def test_binding_names_the_operator_service_account() -> None:
-    rbac = load("rbac.yaml")
-    account = rbac["ServiceAccount"]["metadata"]
-    assert rbac["ClusterRoleBinding"]["subjects"] == [
+def test_manifest_installs_crds_namespace_and_no_secret() -> None:
+    found = objects()
+    assert found["Namespace"]["metadata"]["name"] == "streamshift-system"
+    crds = [
+        o for o in yaml.safe_load_all(MANIFEST.read_text()) if o and o["kind"].startswith("Cus")
+    ]
+    assert sorted(c["metadata"]["name"] for c in crds) == [
+        "migrations.streamshift.io",
+        "streamqueries.streamshift.io",
+    ]
+    assert "Secret" not in found  # the control token is the user's to create
+
+
+def test_operator_runs_one_non_root_replica_as_its_bound_account() -> None:
+    found = objects()
+    deployment = found["Deployment"]
+    assert deployment["metadata"]["namespace"] == "streamshift-system"
+    assert deployment["spec"]["replicas"] == 1
+    pod = deployment["spec"]["template"]["spec"]
+    account = found["ServiceAccount"]["metadata"]
+    assert pod["serviceAccountName"] == account["name"]
+    assert found["ClusterRoleBinding"]["subjects"] == [
         {"kind": "ServiceAccount", "name": account["name"], "namespace": account["namespace"]}
     ]
-    assert rbac["ClusterRoleBinding"]["roleRef"]["name"] == rbac["ClusterRole"]["metadata"]["name"]
-
-
-def test_deployment_runs_one_non_root_replica_standalone() -> None:
-    deployment = load("deployment.yaml")["Deployment"]
-    assert deployment["spec"]["replicas"] == 1
-    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
-    pod = deployment["spec"]["template"]["spec"]
-    assert pod["serviceAccountName"] == load("rbac.yaml")["ServiceAccount"]["metadata"]["name"]
+    assert (
+        found["ClusterRoleBinding"]["roleRef"]["name"] == found["ClusterRole"]["metadata"]["name"]
+    )
     assert pod["securityContext"]["runAsNonRoot"] is True
-    assert pod["securityContext"]["runAsUser"] != 0
-    container = pod["containers"][0]
-    assert "--standalone" in container["command"]
-    assert container["securityContext"]["allowPrivilegeEscalation"] is False
-    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert "--standalone" in pod["containers"][0]["command"]
