@@ -109,11 +109,11 @@ async def stop_origin(run: Run) -> bool:
 
 async def retire_origin(run: Run) -> bool:
     """After the hand-over the origin pods own nothing: their deletion asked for is enough (a
-    pod's grace period is no part of the migration; the query's reconciler sees it go)."""
+    pod's grace period is no part of the migration; the query's reconciler sees it go), and
+    `delete_pod` returns only once the API server accepted it (or the pod is gone)."""
     for name in run.pods(run.status.origin_epoch):
         await run.ctx.kube.delete_pod(run.query.namespace, name)
-    epoch = run.status.origin_epoch
-    return all(p.deleting for p in run.view.pods.values() if p.epoch == epoch)
+    return True
 
 
 async def restore_target(run: Run) -> bool:
