@@ -3,7 +3,8 @@
 Run with `kopf run --standalone -m streamshift_operator.handlers` (all namespaces: `-A`). A
 StreamQuery is reconciled on create, resume and spec update, and every 2 s by a tick that
 observes its pods and workers; a Migration is driven by a 0.5 s tick until it is terminal (a
-hand-off waits on worker progress: a tick late is that much longer migration). The ticks run in
+hand-off waits on worker progress: a tick late is that much longer migration), and at once
+after a tick that entered a new phase. The ticks run in
 a `Ticker` fed by watch events, not in kopf timers: those would put kopf's finalizer on every
 object. Only a query whose snapshots go with it (retention `Delete`) gets the finalizer, from its
 delete handler; the others, and every Migration, are deleted without the operator. Kopf's
@@ -158,14 +159,15 @@ async def migration_seen(
     uid: str,
     **_: Any,
 ) -> None:
-    """Drive the migration every 0.5 s until it is terminal or deleted."""
+    """Drive the migration every 0.5 s (at once after a phase change) until it is terminal or
+    deleted."""
     key = f"{MIGRATIONS}/{uid}"
     if _gone(event, meta) or status.get("phase") in {p.value for p in TERMINAL}:
         _ticker(memo).stop(key)
         return
     ctx, ns = _ctx(memo), _namespace(namespace)
 
-    async def drive() -> None:
-        await migrate.tick(ctx, ns, name)
+    async def drive() -> bool:
+        return await migrate.tick(ctx, ns, name)
 
     _ticker(memo).start(key, drive, MIGRATION_TICK_S)

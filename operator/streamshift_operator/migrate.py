@@ -35,14 +35,15 @@ COMMIT_WAIT_S = 1.0  # several of the workers' commit intervals
 CALLER_ACTIONS = frozenset({Action.HAND_OVER, Action.RECORD_COST, Action.VERIFY_OUTPUT})
 
 
-async def tick(ctx: Context, namespace: str, name: str) -> None:
+async def tick(ctx: Context, namespace: str, name: str) -> bool:
+    """One tick; True when the migration entered another phase (whose step is due at once)."""
     body = await ctx.kube.get(MIGRATIONS, namespace, name)
     if body is None:
-        return
+        return False
     spec = MigrationSpec.model_validate(body["spec"])
     status = MigrationStatus.model_validate(body.get("status") or {})
     if status.phase in TERMINAL:
-        return
+        return False
     now = datetime.now(UTC)
     if not status.phase_history:
         status.phase_history.append(PhaseRecord(phase=status.phase, entered_at=now))
@@ -55,7 +56,8 @@ async def tick(ctx: Context, namespace: str, name: str) -> None:
         status.phase, status.phase_history[-1].entered_at, status.protocol, spec.verify
     )
     decision = transition(state, obs, spec.timeouts)
-    if decision.phase is not status.phase:
+    moved = decision.phase is not status.phase
+    if moved:
         recorded = datetime.now(UTC)  # after this tick's work (a verification takes a while)
         status.phase_history.append(
             PhaseRecord(phase=decision.phase, entered_at=recorded, message=decision.message)
@@ -71,9 +73,10 @@ async def tick(ctx: Context, namespace: str, name: str) -> None:
     status.observed_generation = body["metadata"]["generation"]
     version = body["metadata"]["resourceVersion"]
     if not await ctx.kube.patch_status(MIGRATIONS, namespace, name, status.wire(), version):
-        return
+        return False
     if decision.phase in TERMINAL and query is not None:
         await admit.release(ctx, query, name)
+    return moved and decision.phase not in TERMINAL
 
 
 async def _step(

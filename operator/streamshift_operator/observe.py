@@ -35,9 +35,12 @@ class QueryView:
     reports: dict[str, WorkerReport]
 
     def running(self, name: str) -> bool:
-        """The pod is Running, Ready and answering its control API."""
+        """The pod is Running, not going, and its worker answers `/v1/status`. The worker's
+        loop serves that call, and the loop runs only once the worker is ready, so the answer
+        says as much as the Ready condition, which the readiness probe sets up to a probe
+        period (1 s) later."""
         pod = self.pods.get(name)
-        return pod is not None and pod.ready and not pod.deleting and name in self.reports
+        return pod is not None and not pod.deleting and name in self.reports
 
 
 def pod_view(pod: Any) -> PodView:

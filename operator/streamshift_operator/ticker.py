@@ -3,14 +3,16 @@
 Kopf puts its finalizer on every object a timer or daemon serves (whatever the delete handlers
 say), so once the operator stops, such objects block the deletion of their namespace. A Ticker
 runs one task per tracked object instead, started and stopped from watch events, which add no
-finalizer. A tick in progress is never interrupted by `stop`: the loop ends after it.
+finalizer. A tick in progress is never interrupted by `stop`: the loop ends after it. A tick
+that returns True moved something (a migration entered its next phase, whose first step is due
+now): the next tick runs at once instead of after the interval.
 """
 
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-Tick = Callable[[], Awaitable[None]]
+Tick = Callable[[], Awaitable[bool | None]]
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +51,8 @@ class Ticker:
         await asyncio.sleep(initial_delay)
         while self._tasks.get(key) is asyncio.current_task():
             try:
-                await tick()
+                again = await tick()
             except Exception:  # one failed tick must not end the loop: the next one retries
                 logger.exception("tick %s failed", key)
-            await asyncio.sleep(interval)
+                again = False
+            await asyncio.sleep(0 if again else interval)

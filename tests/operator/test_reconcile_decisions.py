@@ -70,6 +70,16 @@ def test_observed_status_waits_for_an_unreporting_pod_and_names_it() -> None:
     assert patch["watermark"] is None  # not every instance reports one
 
 
+def test_a_worker_answering_before_its_ready_condition_runs_but_a_going_pod_does_not() -> None:
+    view = QueryView(
+        {"q-e1-0": pod("q-e1-0", ready=False), "q-e0-0": pod("q-e0-0", deleting=True)},
+        {"q-e1-0": report(0.0, 0, None), "q-e0-0": report(1.0, 0, 10)},
+    )
+    assert view.running("q-e1-0")
+    assert not view.running("q-e0-0")
+    assert not view.running("q-e9-0")
+
+
 def test_a_migrating_query_is_progressing() -> None:
     placed = initial_status(SPEC).model_copy(update={"active_migration": "m1"})
     patch = observed(placed, QueryView({}, {}), "q", NOW, [])
