@@ -21,12 +21,15 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from streamshift_engine.runtime import parallel_track, roles, unimico
 from streamshift_engine.runtime.loop import Command, Worker
 from streamshift_engine.runtime.manifest import Manifest
+from streamshift_engine.runtime.moving_state_api import ACTIONS as MOVING_STATE_ACTIONS
+from streamshift_engine.runtime.moving_state_api import MovingStateRoles, OriginUnreachable
 from streamshift_engine.runtime.snapshots import SnapshotFailed
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 WORKER = web.AppKey("worker", Worker)
 DONE: web.AppKey[dict[tuple[str, str], Any]] = web.AppKey("done")
 ALIVE: web.AppKey[Callable[[], bool]] = web.AppKey("alive")
+MOVING_STATE = web.AppKey("moving_state", MovingStateRoles)
 
 
 def build_app(worker: Worker, token: str, alive: Callable[[], bool]) -> web.Application:
@@ -34,6 +37,7 @@ def build_app(worker: Worker, token: str, alive: Callable[[], bool]) -> web.Appl
     app[WORKER] = worker
     app[DONE] = {}
     app[ALIVE] = alive
+    app[MOVING_STATE] = MovingStateRoles(worker, token, lambda action: call(worker, action))
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/readyz", _readyz)
     app.router.add_get("/metrics", _metrics)
@@ -63,7 +67,7 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         return await handler(request)
     except (ValueError, KeyError, TypeError) as error:
         return web.json_response({"error": str(error)}, status=409)
-    except SnapshotFailed as error:
+    except (SnapshotFailed, OriginUnreachable) as error:
         return web.json_response({"error": str(error)}, status=503)
 
 
@@ -112,6 +116,10 @@ async def _migration(request: web.Request) -> web.Response:
     if (migration, action) in done:
         return web.json_response(done[(migration, action)])
     body = await _body(request)
+    if action in MOVING_STATE_ACTIONS and (
+        action != "begin" or body.get("protocol") == "moving-state"
+    ):
+        return await request.app[MOVING_STATE].handle(migration, action, body)
     parts: list[int] | None = body.get("partitions")
     actions: dict[str, Callable[[Worker], Any]] = {
         "pause": lambda w: roles.pause(w, _need(parts), _marker(body.get("marker"))),

@@ -1,0 +1,126 @@
+"""Moving state's role endpoints (`moving_state` has the steps): `export` on the origin,
+`begin` with `protocol: moving-state` and `recompute` on the target.
+
+The state goes straight from the origin to the target: the target's `begin` pulls it from each
+origin's `export` over the control API (same token: one query's workers share it). Not through
+S3, which is state-transfer's path and costs a write and a read; not relayed by the operator,
+which would carry every state byte twice and hold it in the operator's memory. The target is
+the side that knows the plan it will run, so matching by state id happens where the state lands.
+
+Each step runs once per migration (and per partition set for `export`): a repeated or concurrent
+call awaits the first one's answer, so an operator retrying after a timeout, or a target pulling
+again, gets the same answer and the same bytes; a failed step may be tried again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any, TypeVar
+
+import aiohttp
+from aiohttp import web
+
+from streamshift_engine.plan import parse_plan
+from streamshift_engine.plan.model import Plan
+from streamshift_engine.runtime import moving_state
+from streamshift_engine.runtime.loop import Worker
+
+T = TypeVar("T")
+ACTIONS = frozenset({"export", "begin", "recompute"})
+PULL_TIMEOUT = aiohttp.ClientTimeout(total=120, connect=3)
+
+
+class OriginUnreachable(RuntimeError):
+    """The target could not pull the state from an origin."""
+
+
+class MovingStateRoles:
+    """One worker's moving-state steps, run once each on the worker thread through `run`."""
+
+    def __init__(
+        self, worker: Worker, token: str, run: Callable[[Callable[[Worker], Any]], Awaitable[Any]]
+    ) -> None:
+        self.worker = worker
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.run = run
+        self.tasks: dict[Hashable, asyncio.Task[Any]] = {}
+        self.moves: dict[str, moving_state.Move] = {}
+
+    async def handle(self, migration: str, action: str, body: dict[str, Any]) -> web.Response:
+        parts = _partitions(body)
+        if action == "export":
+            data = await self._once(
+                (migration, action, tuple(parts)),
+                lambda: self.run(lambda w: moving_state.export(w, parts)),
+            )
+            return web.Response(body=data, content_type="application/octet-stream")
+        if action == "begin":
+            if body.get("role", "target") != "target":
+                raise ValueError("only role 'target' begins a moving-state migration")
+            origin = body.get("origin_plan")
+            old_plan = self.worker.config.plan if origin is None else parse_plan(origin)
+            answer = await self._once(
+                (migration, action),
+                lambda: self._begin(migration, body["origins"], parts, old_plan),
+            )
+            return web.json_response(answer)
+        if action == "recompute":
+            answer = await self._once((migration, action), lambda: self._recompute(migration))
+            return web.json_response(answer)
+        raise KeyError(action)
+
+    async def _begin(
+        self, migration: str, origins: list[dict[str, Any]], parts: list[int], old_plan: Plan
+    ) -> dict[str, Any]:
+        exports = [await self._pull(migration, origin) for origin in origins]
+        move: moving_state.Move = await self.run(
+            lambda w: moving_state.adopt_matched(w, exports, parts, old_plan)
+        )
+        self.moves[migration] = move
+        return move.report
+
+    async def _recompute(self, migration: str) -> dict[str, Any]:
+        if migration not in self.moves:
+            raise ValueError(f"migration {migration} has not begun on this worker")
+        move = self.moves[migration]
+        answer: dict[str, Any] = await self.run(lambda w: moving_state.recompute(w, move))
+        return answer
+
+    async def _pull(self, migration: str, origin: dict[str, Any]) -> bytes:
+        """One origin's export of the partitions named for it."""
+        url = f"http://{origin['address']}/v1/migrations/{migration}/export"
+        body = {"partitions": [int(p) for p in origin["partitions"]]}
+        try:
+            async with (
+                aiohttp.ClientSession(timeout=PULL_TIMEOUT) as session,
+                session.post(url, json=body, headers=self.headers) as response,
+            ):
+                data = await response.read()
+        except (aiohttp.ClientError, TimeoutError) as error:
+            raise OriginUnreachable(
+                f"pulling the state from {origin['address']}: {error!r}"
+            ) from None
+        if response.status != 200:
+            raise ValueError(f"origin {origin['address']} refused the export: {data.decode()}")
+        return data
+
+    async def _once(self, key: Hashable, make: Callable[[], Awaitable[T]]) -> T:
+        """The first call's result for `key`; a failure is forgotten, so it may be retried."""
+        task = self.tasks.get(key)
+        if task is None:
+            task = self.tasks[key] = asyncio.ensure_future(make())
+        try:
+            result: T = await asyncio.shield(task)
+        except Exception:
+            if task.done() and self.tasks.get(key) is task:
+                del self.tasks[key]
+            raise
+        return result
+
+
+def _partitions(body: dict[str, Any]) -> list[int]:
+    parts = body.get("partitions")
+    if not parts:
+        raise ValueError("'partitions' is required")
+    return [int(p) for p in parts]
