@@ -18,6 +18,7 @@ import yaml
 from streamshift_operator.children import build_service
 from streamshift_operator.models.migration import MigrationSpec
 from streamshift_operator.models.streamquery import StreamQuerySpec
+from streamshift_operator.plancheck import check_plan
 from streamshift_operator.pods import QueryIdentity
 
 REPO = Path(__file__).resolve().parents[2]
@@ -122,13 +123,13 @@ def test_all_namespaces_mode_runs_one_non_root_operator_with_a_cluster_role() ->
     ]
 
 
-def test_listed_namespaces_get_roles_and_the_cluster_role_only_reads_crds() -> None:
+def test_listed_namespaces_get_roles_and_the_cluster_role_only_reads_crds_and_namespaces() -> None:
     objects = render("watchNamespaces={team-a,team-b}", "logLevel=debug", "healthPort=9090")
     [cluster_role] = of_kind(objects, "ClusterRole")
     assert granted(cluster_role["rules"]) == {
         ("apiextensions.k8s.io", "customresourcedefinitions", verb)
         for verb in ("get", "list", "watch")
-    }
+    } | {("", "namespaces", "list"), ("", "namespaces", "watch")}
     roles = {r["metadata"]["namespace"]: r for r in of_kind(objects, "Role")}
     bindings = {b["metadata"]["namespace"]: b for b in of_kind(objects, "RoleBinding")}
     assert sorted(roles) == sorted(bindings) == ["team-a", "team-b"]
@@ -155,8 +156,12 @@ def test_rbac_has_no_wildcards_and_reads_secrets_only_by_name(mode: tuple[str, .
         assert "*" not in rule["verbs"] + rule["resources"] + rule["apiGroups"]
     all_granted = granted(rules)
     assert {verb for _, resource, verb in all_granted if resource == "secrets"} == {"get"}
-    forbidden = ("leases", "namespaces", "nodes", "kopfpeerings", "clusterkopfpeerings")
+    forbidden = ("leases", "nodes", "kopfpeerings", "clusterkopfpeerings")
     assert not any(resource in forbidden for _, resource, _ in all_granted)
+    assert {verb for _, resource, verb in all_granted if resource == "namespaces"} <= {
+        "list",
+        "watch",
+    }
 
 
 def test_secrets_control_token_is_random_and_s3_credentials_come_from_values() -> None:
@@ -228,5 +233,6 @@ def test_install_notes_samples_are_valid_resources() -> None:
     assert spec.kafka.bootstrap_servers == "kafka:9092"
     assert spec.snapshot.endpoint == "http://minio:9000"
     assert spec.control_token.name == "streamshift-control"
+    assert check_plan(spec).problems == ()
     assert migration["spec"]["queryRef"]["name"] == streamquery["metadata"]["name"]
     assert MigrationSpec.model_validate(migration["spec"]).verify is True
