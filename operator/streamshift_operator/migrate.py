@@ -11,7 +11,7 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
-from streamshift_operator import admit, events
+from streamshift_operator import admit, events, gap
 from streamshift_operator.context import Context
 from streamshift_operator.control import ControlError
 from streamshift_operator.kube import MIGRATIONS, STREAM_QUERIES
@@ -26,7 +26,7 @@ from streamshift_operator.models.migration import (
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
 from streamshift_operator.observe import observe
 from streamshift_operator.pods import QueryIdentity
-from streamshift_operator.record import cost, handover_patch
+from streamshift_operator.record import handover_patch
 from streamshift_operator.run import Run
 from streamshift_operator.steps import perform
 from streamshift_operator.verify import verify
@@ -117,7 +117,7 @@ async def _step(
     if done and Action.VERIFY_OUTPUT in actions and status.verification is None:
         done = await _verify(run, status)
     if done and Action.RECORD_COST in actions:
-        status.cost = cost(status, now)
+        done = await gap.record(run, status, now)
     return Observation(now=now, done=done)
 
 

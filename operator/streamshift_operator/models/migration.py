@@ -127,7 +127,17 @@ class Cost(ApiModel):
     """What the migration cost, measured by the operator and the workers."""
 
     duration_seconds: float | None = Field(default=None, ge=0)
-    output_gap_seconds: float | None = Field(default=None, ge=0)
+    output_gap_seconds: float | None = Field(
+        default=None,
+        ge=0,
+        description="Longest wall-clock pause between the moving partitions' results during "
+        "the migration (their output topic partitions, read_committed).",
+    )
+    output_gap_before_seconds: float | None = Field(
+        default=None,
+        ge=0,
+        description="The same over a stretch as long just before the migration.",
+    )
     state_bytes_moved: int | None = Field(default=None, ge=0)
     events_processed_twice: int | None = Field(default=None, ge=0)
 
