@@ -6,7 +6,8 @@ its liveness endpoint, and measures:
    and its worker reporting on the control API);
 2. unimico-s: with bids fed at wall-clock speed (event time runs as fast as the clock), a
    `unimico` Migration moving the query's instance applied until it is Succeeded (goal: the
-   10 s window + 5 s);
+   10 s window + 5 s); printed with its phase timeline and the target pod's start-up (when the
+   pod was first seen, Running, answering `/readyz` and Ready, sampled every 0.1 s);
 3. rss-mb: 20 more StreamQuery objects applied at once until all are Ready, then the RSS of the
    operator process (by its PID).
 Everything it created goes with its namespace (snapshots under retention Delete first).
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes import client, config
+from streamshift_operator.pods import CONTROL_PORT
 
 from bench.runtime import stack_env
 from e2e.demo import feed
@@ -150,6 +152,22 @@ class Bench:
         wait("q5 Running", lambda: self.running("q5"), 120)
         return time.monotonic() - began
 
+    def pod_clock(self, name: str, began: float, seen: dict[str, float]) -> None:
+        """Record when the pod first exists, runs, answers `/readyz` and is Ready."""
+        try:
+            pod = self.core.read_namespaced_pod(name, self.ns)
+        except client.ApiException:
+            return
+        now = time.monotonic() - began
+        seen.setdefault("created", now)
+        if pod.status.phase == "Running":
+            seen.setdefault("running", now)
+        url = f"http://{pod.status.pod_ip}:{CONTROL_PORT}/readyz"
+        if "answering" not in seen and pod.status.pod_ip and answers(url):
+            seen["answering"] = now
+        if any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions or []):
+            seen.setdefault("ready", now)
+
     def unimico(self) -> tuple[float, dict[str, Any]]:
         wait("q5 to report a watermark", lambda: self.status(SQ, "q5").get("watermark"), 60)
         body = {
@@ -165,8 +183,16 @@ class Bench:
         began, mark = time.monotonic(), self.status(SQ, "q5")["watermark"]
         self.apply(MIG, body)
         terminal = ("Succeeded", "Failed", "RolledBack")
-        status = wait("the Migration", lambda: _phase_in(self.status(MIG, "move"), terminal), 180)
+        target, seen = f"q5-e{self.status(SQ, 'q5').get('epoch', 0) + 1}-0", dict[str, float]()
+
+        def finished() -> dict[str, Any] | None:
+            if "ready" not in seen:
+                self.pod_clock(target, began, seen)
+            return _phase_in(self.status(MIG, "move"), terminal)
+
+        status = wait("the Migration", finished, 180)
         wall = time.monotonic() - began
+        print("target pod " + " ".join(f"{k}={v:.1f}" for k, v in seen.items()) + " s")
         advanced = wait("a watermark", lambda: self.status(SQ, "q5").get("watermark"), 30) - mark
         print(f"event time ran at {advanced / 1000 / wall:.2f}x wall clock during the migration")
         if status["phase"] != "Succeeded":
