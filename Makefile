@@ -66,13 +66,11 @@ bench-spark: setup-spark up ## Spark generator throughput into Kafka and oracle 
 	$(PY) -m bench.spark
 
 .PHONY: crds
-crds: venv ## generate crds/*.yaml from the operator's typed models (and the chart's copies)
+crds: venv ## generate crds/*.yaml from the operator's typed models (the Helm chart links to them)
 	$(PY) -m streamshift_operator.crdgen crds
-	$(MAKE) --no-print-directory manifests
 
 .PHONY: manifests
-manifests: ## copy crds/*.yaml into the Helm chart; render deploy/operator/streamshift.yaml from it
-	cp crds/*.yaml deploy/helm/streamshift/crds/
+manifests: ## render deploy/operator/streamshift.yaml (the kubectl install) from the Helm chart
 	deploy/render.sh > deploy/operator/streamshift.yaml
 
 .PHONY: bench-runtime
