@@ -10,7 +10,7 @@ worker is only "not yet", bounded by the phase's timeout.
 
 from collections.abc import Awaitable, Callable
 
-from streamshift_operator import act, parallel_track, unimico
+from streamshift_operator import act, moving_state, parallel_track, unimico
 from streamshift_operator.control import ControlError
 from streamshift_operator.machine import Action
 from streamshift_operator.models.migration import Protocol
@@ -59,8 +59,8 @@ async def start_targets(run: Run) -> bool:
 
 
 async def begin_roles(run: Run) -> bool:
-    """UniMiCo targets begin reading from the log end; state-transfer and savepoint-restart
-    origins take their role with the pause."""
+    """UniMiCo targets begin reading from the log end; state-transfer, moving-state and
+    savepoint-restart origins take their role with the pause."""
     if run.status.protocol is Protocol.UNIMICO:
         await unimico.begin_targets(run)
     return True
@@ -149,6 +149,9 @@ STEPS: dict[Action, Callable[[Run], Awaitable[bool]]] = {
     A.START_TARGET_PODS: start_targets,
     A.BEGIN_ROLES: begin_roles,
     A.PAUSE_AT_MARKER: pause_origin,
+    A.PAUSE_ORIGIN: pause_origin,
+    A.MOVE_MATCHED_STATE: moving_state.move_states,
+    A.RECOMPUTE_UNMATCHED: moving_state.recompute,
     A.SNAPSHOT_ORIGIN: snapshot_origin,
     A.STOP_ORIGIN: stop_origin,
     A.RESTORE_TARGET: restore_target,

@@ -3,9 +3,7 @@
 A migration places every instance on a new pod at the next epoch (`q-e{n+1}-{i}`): a rescale
 reassigns the partitions over the new parallelism, a plan change keeps them, `moveInstances`
 moves the named instances (and, as all instances of a query share one epoch, the others with
-them). The protocol is the user's, checked for feasibility, or `auto`'s choice; a protocol the
-worker runtime cannot drive is refused with a message naming what is missing (`auto` then runs
-the best protocol the runtime offers, and says so in its reason).
+them). The protocol is the user's, checked for feasibility, or `auto`'s choice.
 """
 
 from dataclasses import dataclass
@@ -17,16 +15,6 @@ from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQuery
 from streamshift_operator.plancheck import check_plan
 from streamshift_operator.protocols import TargetKind, choose, refusal
 
-# The role endpoints of `streamshift worker` (pause, snapshot, release, begin, stop, handoff,
-# activate, split, release-output) carry these protocols; moving-state needs endpoints it lacks.
-RUNTIME_PROTOCOLS = frozenset(
-    {
-        Protocol.UNIMICO,
-        Protocol.PARALLEL_TRACK,
-        Protocol.STATE_TRANSFER,
-        Protocol.SAVEPOINT_RESTART,
-    }
-)
 # Protocols that hand each target over from exactly one origin.
 ONE_ORIGIN = frozenset({Protocol.UNIMICO, Protocol.PARALLEL_TRACK})
 
@@ -80,21 +68,9 @@ def resolve(
         protocol, reason = spec.protocol, "chosen in spec.protocol"
     if kind is TargetKind.PLAN:
         raise Refused(
-            "a plan change needs parallel-track or moving-state, and the operator runs "
-            "parallel-track only with the origin's plan: migrate the running plan, then apply "
-            "the new plan as a new StreamQuery"
-        )
-    if protocol not in RUNTIME_PROTOCOLS:
-        if spec.protocol is not Protocol.AUTO:
-            raise Refused(
-                f"protocol {protocol} needs worker role endpoints that `streamshift worker` "
-                "does not offer yet (it offers unimico, parallel-track, state-transfer and "
-                "savepoint-restart): use one of those or auto"
-            )
-        protocol, reason = (
-            Protocol.STATE_TRANSFER,
-            f"auto prefers {protocol} ({reason}), which the worker runtime cannot drive yet; "
-            "state-transfer is the best protocol it offers",
+            "a plan change needs parallel-track or moving-state, and the operator runs them "
+            "only with the origin's plan: migrate the running plan, then apply the new plan as "
+            "a new StreamQuery"
         )
     ranges = assign(partitions, count)
     split = _split_targets(placed, ranges)
@@ -106,7 +82,7 @@ def resolve(
         if spec.protocol is not Protocol.AUTO:
             raise Refused(
                 f"{why}: pick a parallelism that divides or multiplies the current one "
-                "or use state-transfer"
+                "or use state-transfer or moving-state"
             )
         protocol, reason = Protocol.STATE_TRANSFER, f"auto prefers {protocol}, but {why}"
     return Resolved(

@@ -74,6 +74,13 @@ def test_unimico_needs_one_origin_per_target_and_auto_falls_back_saying_why() ->
     assert grow.protocol is Protocol.UNIMICO
 
 
+def test_moving_state_may_draw_a_target_from_several_origins() -> None:
+    three = initial_status(Q8.model_copy(update={"parallelism": 3}))  # [0, 1], [2], [3]
+    shrink = resolve(mig("moving-state", {"parallelism": 2}), Q8, three, 0)
+    assert shrink.protocol is Protocol.MOVING_STATE and shrink.reason == "chosen in spec.protocol"
+    assert [i.partitions for i in shrink.instances] == [[0, 1], [2, 3]]
+
+
 def test_parallel_track_runs_each_target_from_one_origin() -> None:
     moved = resolve(mig("parallel-track", {"moveInstances": [0]}), Q5, initial_status(Q5), 0)
     assert moved.protocol is Protocol.PARALLEL_TRACK and moved.reason == "chosen in spec.protocol"
@@ -86,7 +93,7 @@ def test_parallel_track_runs_each_target_from_one_origin() -> None:
 @pytest.mark.parametrize(
     ("protocol", "target", "fix"),
     [
-        ("moving-state", {"moveInstances": [0]}, "use one of those or auto"),
+        ("moving-state", {"plan": {"builtin": "nexmark-q5"}}, "only with the origin's plan"),
         ("parallel-track", {"plan": {"builtin": "nexmark-q5"}}, "only with the origin's plan"),
         ("savepoint-restart", {"parallelism": 5}, "lower it or give the topics more partitions"),
         ("state-transfer", {"moveInstances": [7]}, "no instance [7] runs"),

@@ -168,13 +168,12 @@ def test_invalid_resources_are_refused_or_reported_and_the_operator_keeps_runnin
         assert "create it or fix spec.queryRef.name" in reported(
             cluster, MIG, namespace, "m-ghost", "Failed"
         )
-        # A valid query still runs; then migrations the runtime cannot drive fail with why.
+        # A valid query still runs; then migrations the operator cannot run fail with why.
         cluster.create(SQ, namespace, sq("q5"))
         wait_for("q5 Running", lambda: ready(cluster, namespace, "q5"), 60)
-        cluster.create(
-            MIG, namespace, migration("m-ms", "q5", "moving-state", {"moveInstances": [0]})
-        )
-        assert "does not offer yet" in reported(cluster, MIG, namespace, "m-ms", "Failed")
+        new_plan = {"plan": {"builtin": "nexmark-q5"}}
+        cluster.create(MIG, namespace, migration("m-ms", "q5", "moving-state", new_plan))
+        assert "only with the origin's plan" in reported(cluster, MIG, namespace, "m-ms", "Failed")
         cluster.create(MIG, namespace, migration("m-wide", "q5", "auto", {"parallelism": 2}))
         assert "runs on one instance" in reported(cluster, MIG, namespace, "m-wide", "Failed")
         assert ready(cluster, namespace, "q5") is not None  # still served after every refusal
@@ -365,3 +364,34 @@ def test_parallel_track_moves_q5_with_verified_exact_output(
     assert status["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
     assert status["cost"]["stateBytesMoved"] == 0 and status["cost"]["eventsProcessedTwice"] > 0
     assert staying(cluster, namespace) == ["q-e1-0"]
+
+
+def test_moving_state_shrinks_q8_pulling_from_two_origins_with_verified_exact_output(
+    cluster: Cluster, namespace: str, stack: Stack
+) -> None:
+    def start() -> str:
+        body = migration("shrink", "q", "moving-state", {"parallelism": 2}, verify=True)
+        cluster.create(MIG, namespace, body)
+        return "shrink"
+
+    status = run_and_migrate(cluster, namespace, stack, "nexmark-q8", 3, start)
+    phases = [p["phase"] for p in status["phaseHistory"]]
+    assert phases == [
+        "Queued",
+        "Preparing",
+        "PausingOrigin",
+        "MovingState",
+        "Recomputing",
+        "HandingOver",
+        "Finalizing",
+        "Succeeded",
+    ]
+    assert status["protocol"] == "moving-state"
+    assert status["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
+    cost = status["cost"]
+    assert cost["stateBytesMoved"] > 0 and cost["eventsProcessedTwice"] >= 0
+    assert cost["durationSeconds"] >= cost["outputGapSeconds"] > 0
+    query = cluster.get(SQ, namespace, "q")
+    assert query["spec"]["parallelism"] == 2 and query["status"]["epoch"] == 1
+    assert [i["partitions"] for i in query["status"]["instances"]] == [[0, 1], [2, 3]]
+    assert staying(cluster, namespace) == ["q-e1-0", "q-e1-1"]

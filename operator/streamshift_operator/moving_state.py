@@ -1,0 +1,61 @@
+"""Moving state (seed 001, 4.1) driven through the workers' control API
+(docs/control-api.openapi.yaml), in the order of the runtime's own stack test.
+
+1. PausingOrigin: every origin pod `pause`s its partitions at the current positions (the
+   markers) and drains to them (`steps.pause_origin`).
+2. MovingState: each target `begin`s with `protocol: moving-state` and, per origin holding some
+   of its partitions, that origin's control address and those partitions. The target pulls the
+   states from the origins itself (the state never passes through the operator), matches them
+   by state id and adopts the matched ones; the bytes it pulled are the state moved. A target
+   may draw from several origins (a rescale), as each origin exports exactly the partitions
+   asked for and releases them.
+3. Recomputing: each target `recompute`s: unmatched states by Algorithm 1, then it runs from
+   the positions its state covers; the events from there to the markers, which the origin read
+   too, are the events processed twice.
+Every call is keyed by the migration's name, so a repeated tick (or a call that timed out while
+the target was still pulling) gets the first call's answer.
+"""
+
+from typing import Any
+
+from streamshift_operator.control import ControlError
+from streamshift_operator.pods import CONTROL_PORT
+from streamshift_operator.run import Run
+
+
+def _origins(run: Run, partitions: list[int]) -> list[dict[str, Any]]:
+    """Where a target pulls `partitions` from: each origin's address and its share of them."""
+    found = []
+    for pod, parts in run.origin():
+        share = sorted(set(parts) & set(partitions))
+        if not share:
+            continue
+        view = run.view.pods.get(pod)
+        if view is None or view.ip is None or not run.view.running(pod):
+            raise ControlError(f"{pod} is not running", None)
+        found.append({"address": f"{view.ip}:{CONTROL_PORT}", "partitions": share})
+    return found
+
+
+async def move_states(run: Run) -> bool:
+    """Every target pulls and adopts its partitions' matched states from their origins."""
+    moved = 0
+    for pod, parts in run.targets():
+        answer = await run.role(
+            pod, "begin", parts, protocol="moving-state", origins=_origins(run, parts)
+        )
+        moved += int(answer["state_bytes"])
+    run.learned["state_bytes"] = moved
+    run.learned["twice"] = run.status.cost.events_processed_twice or 0
+    return True
+
+
+async def recompute(run: Run) -> bool:
+    """Every target recomputes its unmatched states and runs on from its state's positions."""
+    twice = 0
+    for pod, parts in run.targets():
+        answer = await run.role(pod, "recompute", parts)
+        twice += int(answer["read_again"])
+    run.learned["state_bytes"] = run.status.cost.state_bytes_moved or 0
+    run.learned["twice"] = twice
+    return True
