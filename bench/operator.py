@@ -6,8 +6,11 @@ its liveness endpoint, and measures:
    and its worker reporting on the control API);
 2. unimico-s: with bids fed at wall-clock speed (event time runs as fast as the clock), a
    `unimico` Migration moving the query's instance applied until it is Succeeded (goal: the
-   10 s window + 5 s); printed with its phase timeline and the target pod's start-up (when the
-   pod was first seen, Running, answering `/readyz` and Ready, sampled every 0.1 s);
+   10 s window + 5 s); printed with its phase timeline, the target pod's start-up (when the
+   pod was first seen, Running, answering `/readyz` and Ready, sampled every 0.1 s), the
+   protocol's own wait (the origin runs until its watermark passes `A + W - s`: `A - ts_start`
+   from the target's hand-off report, plus the window size less its slide, in event time) and
+   the cost the Migration's status records (duration, output gap during and before);
 3. rss-mb: 20 more StreamQuery objects applied at once until all are Ready, then the RSS of the
    operator process (by its PID).
 Everything it created goes with its namespace (snapshots under retention Delete first).
@@ -17,6 +20,7 @@ Prints the final line `operator ready-s=N unimico-s=N rss-mb=N`.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import subprocess
@@ -37,7 +41,8 @@ from bench.runtime import stack_env
 from e2e.demo import feed
 
 GROUP, VERSION, SQ, MIG = "streamshift.io", "v1alpha1", "streamqueries", "migrations"
-PARTITIONS, WINDOW_S, MANY = 4, 10, 20
+PARTITIONS, WINDOW_S, SLIDE_S, MANY = 4, 10, 2, 20
+TOKEN = "bench-control-token"
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -118,7 +123,7 @@ class Bench:
         )
         self.core.create_namespace({"metadata": {"name": self.ns}})
         for name, data in {
-            "control": {"token": "bench-control-token"},
+            "control": {"token": TOKEN},
             "s3": {"access": self.env["S3_ACCESS_KEY"], "secret": self.env["S3_SECRET_KEY"]},
         }.items():
             self.core.create_namespaced_secret(
@@ -168,6 +173,20 @@ class Bench:
         if any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions or []):
             seen.setdefault("ready", now)
 
+    def handoff(self, name: str) -> dict[str, Any] | None:
+        """The UniMiCo target's hand-off report (`ts_start`, `activation`) once activated."""
+        pod = self.core.read_namespaced_pod(name, self.ns)
+        request = urllib.request.Request(
+            f"http://{pod.status.pod_ip}:{CONTROL_PORT}/v1/status",
+            headers={"Authorization": f"Bearer {TOKEN}"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=1) as response:
+                report = json.load(response).get("handoff") or {}
+        except OSError:
+            return None
+        return report if report.get("activation") is not None else None
+
     def unimico(self) -> tuple[float, dict[str, Any]]:
         wait("q5 to report a watermark", lambda: self.status(SQ, "q5").get("watermark"), 60)
         body = {
@@ -183,16 +202,28 @@ class Bench:
         began, mark = time.monotonic(), self.status(SQ, "q5")["watermark"]
         self.apply(MIG, body)
         terminal = ("Succeeded", "Failed", "RolledBack")
-        target, seen = f"q5-e{self.status(SQ, 'q5').get('epoch', 0) + 1}-0", dict[str, float]()
+        target = f"q5-e{self.status(SQ, 'q5').get('epoch', 0) + 1}-0"
+        seen: dict[str, float] = {}
+        handoff: dict[str, Any] = {}
 
         def finished() -> dict[str, Any] | None:
             if "ready" not in seen:
                 self.pod_clock(target, began, seen)
+            elif not handoff:
+                handoff.update(self.handoff(target) or {})
             return _phase_in(self.status(MIG, "move"), terminal)
 
         status = wait("the Migration", finished, 180)
         wall = time.monotonic() - began
         print("target pod " + " ".join(f"{k}={v:.1f}" for k, v in seen.items()) + " s")
+        if handoff:
+            ahead = (handoff["activation"] - handoff["ts_start"]) / 1000
+            print(
+                f"inherent: the origin runs until its watermark passes A + W - s: "
+                f"(A - ts_start) + W - s = {ahead:.1f} + {WINDOW_S - SLIDE_S} s of event time "
+                f"after the first event the target read"
+            )
+        print(f"cost: {status.get('cost')}")
         advanced = wait("a watermark", lambda: self.status(SQ, "q5").get("watermark"), 30) - mark
         print(f"event time ran at {advanced / 1000 / wall:.2f}x wall clock during the migration")
         if status["phase"] != "Succeeded":
