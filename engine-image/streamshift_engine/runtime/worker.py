@@ -2,6 +2,11 @@
 
 A bad configuration exits with status 2 and a message naming the setting. SIGTERM commits, takes
 a final snapshot and exits 0; a worker that fails exits 1 (the pod restarts and recovers).
+
+The `streamshift` console registers every subcommand by importing its module, so this module
+imports the worker's runtime (aiohttp, Kafka, MinIO, the engine) only when `main` runs: the other
+subcommands do not pay for it. A worker needs all of it before it is ready (its control API,
+its Kafka clients, the snapshot bucket and the engine instance), so nothing is deferred further.
 """
 
 from __future__ import annotations
@@ -13,14 +18,12 @@ import os
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING
 
-from aiohttp import web
+if TYPE_CHECKING:
+    from aiohttp import web
 
-from streamshift_engine.runtime import roles
-from streamshift_engine.runtime.config import ConfigError, load
-from streamshift_engine.runtime.control import build_app
-from streamshift_engine.runtime.loop import Command, Worker
-from streamshift_engine.runtime.metrics import Metrics, setup_logging
+    from streamshift_engine.runtime.loop import Worker
 
 log = logging.getLogger("streamshift.worker")
 
@@ -32,6 +35,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def main() -> int:
+    from streamshift_engine.runtime.config import ConfigError, load
+    from streamshift_engine.runtime.control import build_app
+    from streamshift_engine.runtime.loop import Worker
+    from streamshift_engine.runtime.metrics import Metrics, setup_logging
+
     setup_logging()
     try:
         config = load(os.environ)
@@ -58,6 +66,11 @@ def main() -> int:
 async def _serve(
     app: web.Application, host: str, port: int, worker: Worker, thread: threading.Thread
 ) -> None:
+    from aiohttp import web
+
+    from streamshift_engine.runtime import roles
+    from streamshift_engine.runtime.loop import Command
+
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
