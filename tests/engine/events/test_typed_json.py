@@ -1,0 +1,212 @@
+"""The typed fast path (msgspec) against the record-by-record reference (`wire._check`, orjson).
+
+Whatever the typed path accepts, the reference accepts with the same values: on well-formed
+records written in any JSON style, on random mutations of them, on random values of any JSON
+type, and on numbers and strings at the edges (int64 and double range, escapes, UTF-8).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from streamshift_engine.events import typed_json
+from streamshift_engine.events.wire import FieldKind, Schema, _check, decode_json, encode_json
+from streamshift_engine.nexmark.generator import generate
+from streamshift_engine.nexmark.model import SCHEMAS
+
+FIELDS: tuple[tuple[str, FieldKind], ...] = (
+    ("k", "int"),
+    ("v", "float"),
+    ("name", "str"),
+    ("t", "int"),
+    ("note", "str"),
+)
+READ = FIELDS[:4]
+SCHEMA = Schema("s", READ, "t", unread=FIELDS[4:])
+INT64 = st.integers(-(2**63), 2**63 - 1)
+VALUES = {
+    "k": INT64,
+    "v": st.one_of(st.floats(allow_nan=False, allow_infinity=False), INT64),
+    "name": st.text(),
+    "t": INT64,
+    "note": st.text(max_size=5),
+}
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=6,
+)
+NUMBER_TEXT = st.from_regex(r"\A-?(0|[1-9][0-9]{0,24})(\.[0-9]{1,24})?([eE][+-]?[0-9]{1,4})?\Z")
+NOISE = st.sampled_from(
+    [
+        *(b"{", b"}", b"[", b"]", b'"', b",", b":", b"\\", b" ", b"\t", b"\n", b"0", b"9", b"-"),
+        *(b"e", b"E", b".", b"+", b"u", b"t", b"n", b"\x00", b"\x7f", b"\xff", b"\xc3", b"\xe9"),
+        *(b"\\u", b"\\ud800", b"null", b"true", b"1e999", b"18446744073709551616", b'"k"'),
+    ]
+)
+
+
+def _reference(record: bytes) -> dict[str, Any] | None:
+    """The reference's reading of one record: its read fields as column values, or None."""
+    reason, parsed = _check(record, SCHEMA)
+    if reason is not None:
+        return None
+    return {name: float(parsed[name]) if kind == "float" else parsed[name] for name, kind in READ}
+
+
+def _typed(record: bytes) -> dict[str, Any] | None:
+    try:
+        columns = typed_json.decode_columns([record], FIELDS, READ)
+    except typed_json.Errors:
+        return None
+    return {
+        name: column[0].item() if column.dtype != object else column[0]
+        for name, column in columns.items()
+    }
+
+
+def _agrees(record: bytes) -> None:
+    typed = _typed(record)
+    if typed is not None:
+        reference = _reference(record)
+        assert reference is not None, record
+        assert typed.keys() == reference.keys()
+        for name, value in typed.items():
+            assert type(value) is type(reference[name]), (record, name)
+            assert value == reference[name] or (
+                value != value and reference[name] != reference[name]
+            )
+
+
+def _styled(row: dict[str, Any], style: int) -> bytes:
+    """The row as JSON in one of several styles a producer might use."""
+    if style == 0:
+        return orjson.dumps(row)
+    if style == 1:
+        return json.dumps(row, ensure_ascii=True).encode()
+    if style == 2:
+        return json.dumps(dict(reversed(row.items())), ensure_ascii=False, indent=1).encode()
+    return (" " + json.dumps(row, separators=(" ,", " : ")) + "\n").encode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(row=st.fixed_dictionaries(VALUES), style=st.integers(0, 3))
+def test_well_formed_records_in_any_style_are_accepted_with_the_reference_values(
+    row: dict[str, Any], style: int
+) -> None:
+    record = _styled(row, style)
+    assert _typed(record) is not None
+    _agrees(record)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    row=st.fixed_dictionaries(VALUES),
+    edits=st.lists(
+        st.tuples(st.integers(0, 10**6), st.integers(0, 2), NOISE), min_size=1, max_size=4
+    ),
+)
+def test_mutated_records_are_accepted_only_as_the_reference_accepts_them(
+    row: dict[str, Any], edits: list[tuple[int, int, bytes]]
+) -> None:
+    record = bytearray(orjson.dumps(row))
+    for at, action, noise in edits:
+        at %= len(record) + 1
+        if action == 0:
+            record[at:at] = noise
+        elif action == 1:
+            record[at : at + len(noise)] = noise
+        else:
+            del record[at : at + len(noise)]
+    _agrees(bytes(record))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    row=st.fixed_dictionaries(VALUES),
+    field=st.sampled_from([n for n, _ in FIELDS] + ["x"]),
+    value=JSON_VALUES,
+)
+def test_values_of_any_json_type_are_accepted_only_where_the_reference_accepts_them(
+    row: dict[str, Any], field: str, value: Any
+) -> None:
+    _agrees(orjson.dumps({**row, field: value}))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    row=st.fixed_dictionaries(VALUES), field=st.sampled_from(["k", "v", "note"]), text=NUMBER_TEXT
+)
+def test_number_texts_parse_as_the_reference_parses_them(
+    row: dict[str, Any], field: str, text: str
+) -> None:
+    dumped = orjson.dumps({**row, field: 0})
+    _agrees(dumped.replace(f'"{field}":0'.encode(), f'"{field}":{text}'.encode()))
+
+
+EDGES = [
+    '{"k":9223372036854775807,"v":1.7976931348623157e308,"name":"","t":-9223372036854775808,"note":""}',
+    '{"k":9223372036854775808,"v":1,"name":"","t":0,"note":""}',
+    '{"k":-9223372036854775809,"v":1,"name":"","t":0,"note":""}',
+    '{"k":1,"v":1.7976931348623159e308,"name":"","t":0,"note":""}',
+    '{"k":1,"v":1e-400,"name":"","t":0,"note":""}',
+    '{"k":1,"v":18446744073709551616,"name":"","t":0,"note":""}',
+    '{"k":1,"v":1' + "0" * 400 + ',"name":"","t":0,"note":""}',
+    '{"k":1,"v":9007199254740993,"name":"","t":0,"note":""}',
+    '{"k":1,"v":-0,"name":"-0.0","t":0,"note":""}',
+    '{"k":1,"v":1,"name":"\\ud800","t":0,"note":""}',
+    '{"k":1,"v":1,"name":"x","t":0,"note":"\\udc00\\ud800"}',
+    '{"k":1,"v":1,"name":"\\ud83d\\ude00\\u00e9\\n\\"","t":0,"note":"\\/"}',
+    '{"k":1,"v":1,"name":"x","t":0,"note":"\\x"}',
+    '{"k":1,"v":1,"name":"x","t":0,"note":"a\tb"}',
+    '{"k":1,"k":2,"v":1,"name":"x","t":0,"note":""}',
+    '{"k":"a","k":2,"v":1,"name":"x","t":0,"note":""}',
+    '{"k":1,"v":1,"name":"x","t":0,"note":"","note":5}',
+    '{"\\u006b":1,"v":1,"name":"x","t":0,"note":""}',
+    '{"k":1,"v":1,"name":"x","t":0,"note":""}\x0c',
+    '\ufeff{"k":1,"v":1,"name":"x","t":0,"note":""}',
+    '{"k":1,"v":1,"name":"x","t":0,"note":"","extra":[[[[]]]]}',
+    '{"k":true,"v":false,"name":null,"t":0,"note":""}',
+    '{"k":1,"v":NaN,"name":"x","t":0,"note":""}',
+    '{"k":1,"v":1,"name":"x","t":0,"note":"","extra":1e999}',
+    '{"k":1,"v":1,"name":"x","t":0,"note":"","extra":1' + "0" * 400 + "}",
+]
+
+
+@pytest.mark.parametrize("text", EDGES)
+def test_edge_cases_agree(text: str) -> None:
+    _agrees(text.encode())
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"k":1,"v":1,"name":"\xff","t":0,"note":""}',
+        b'{"k":1,"v":1,"name":"x","t":0,"note":"\xed\xa0\x80"}',
+        b'{"k":1,"v":1,"name":"x","t":0,"note":"\xc3"}',
+        b'{"k":1,"v":1,"name":"x","t":0,"note":"","extra":"\xff"}',
+    ],
+)
+def test_invalid_utf8_anywhere_is_refused(raw: bytes) -> None:
+    assert _typed(raw) is None and _reference(raw) is None
+
+
+def test_nexmark_records_take_the_typed_path_for_projected_schemas() -> None:
+    for kind, batch in generate(2, 0, 3000).items():
+        schema = SCHEMAS[kind]
+        projected = schema.project(schema.names[:2])
+        records = encode_json(batch)
+        columns = typed_json.decode_columns(
+            records, projected.fields + projected.unread, projected.fields
+        )
+        for name, _ in projected.fields:
+            assert columns[name].tolist() == batch.columns[name].tolist()
+        decoded, dead = decode_json(kind, records, batch.partition, batch.offset, projected)
+        assert dead == [] and list(decoded.columns) == [n for n, _ in projected.fields]
+        assert np.array_equal(decoded.ts, batch.ts)
