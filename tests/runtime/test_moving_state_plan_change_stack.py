@@ -126,9 +126,9 @@ def test_moving_state_changes_the_join_order_exactly(
     producer.start()
     everything = {"partitions": [0, 1, 2, 3]}
     address = f"127.0.0.1:{origin['STREAMSHIFT_CONTROL_PORT']}"
-    deadline = time.monotonic() + 30
+    paused_at = time.monotonic()
     while not control(origin, "POST", "/v1/migrations/j1/pause", everything)[1]["paused"]:
-        assert time.monotonic() < deadline, "origin never reached its markers"
+        assert time.monotonic() < paused_at + 30, "origin never reached its markers"
         time.sleep(0.05)
     begin = {
         "role": "target",
@@ -143,6 +143,10 @@ def test_moving_state_changes_the_join_order_exactly(
     assert begun["unmatched"] == ["join_SUT/left"] and begun["discarded"] == ["join_STU/left"]
     status, resumed = control(target, "POST", "/v1/migrations/j1/recompute", everything)
     assert status == 200 and resumed["recomputed_tuples"] > 0, resumed
+    print(
+        f"moving-state join order: state bytes {begun['state_bytes']}, recomputed "
+        f"{resumed['recomputed_tuples']} tuples, pause {time.monotonic() - paused_at:.3f} s"
+    )
     producer.join(60)
     expected = reference(join_tree_plan("joins", OLD, 100, "k", SCHEMA), inputs, 4)
     output = read_committed(services, f"{run_id}-out", len(expected), 40)

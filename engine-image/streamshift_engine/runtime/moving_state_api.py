@@ -85,6 +85,7 @@ class MovingStateRoles:
             raise ValueError(f"migration {migration} has not begun on this worker")
         move = self.moves[migration]
         answer: dict[str, Any] = await self.run(lambda w: moving_state.recompute(w, move))
+        del self.moves[migration]  # the old instance, unmatched states and all, is discarded
         return answer
 
     async def _pull(self, migration: str, origin: dict[str, Any]) -> bytes:
