@@ -84,3 +84,7 @@ bench-operator: venv ## operator: query ready time, unimico move time on q5, RSS
 .PHONY: demo-compare
 demo-compare: setup ## every protocol on the same q5 query, their recorded costs side by side
 	dev/demo.sh compare
+
+.PHONY: e2e-kind
+e2e-kind: venv ## build the images, install the chart on a kind cluster, migrate q5 with verify (needs Docker)
+	e2e/kind/run.sh
