@@ -6,7 +6,12 @@ being about `--batch` records); the timed loop decodes each poll partition by pa
 an engine `Instance` (merge order and watermark as in a worker), polls it and encodes the
 results in the same format.
 Rates count the events the query reads (bids; persons and auctions for q8). The decode limit is
-the rate at which `orjson.loads` alone gets through the same records. Peak memory of 10M events
+the rate at which `orjson.loads` alone gets through the same records. Times are the process's CPU
+time (user + system) on its one core, not wall time: the machine is shared, and a rate per core
+should not count the time other processes hold the core. Each query runs `--repeat` times, its
+decode limit measured between the runs, and the best of each is kept (as `timeit` does), so both
+sides of a ratio see the same load. The ratio of each JSON rate to the decode limit of the
+query's own records is printed last but one. Peak memory of 10M events
 of q5 and q8 is measured in a fresh subprocess each (`VmHWM`), fed from the generator poll by
 poll, so it shows the state, which the windows must bound.
 """
@@ -141,7 +146,7 @@ def unpacked(encoded: list[Poll], fmt: str) -> list[Poll]:
 
 
 def run(query: str, encoded: list[Poll], fmt: str) -> tuple[float, int]:
-    """Seconds for decode + process + encode of all polls through an engine `Instance` (per
+    """CPU seconds for decode + process + encode of all polls through an engine `Instance` (per
     partition feed, watermark, merge order), and the number of results. The plan is compiled,
     and its operators imported, before the clock starts."""
     instance = Instance(plan_of(query), range(CONFIG.partitions))
@@ -152,7 +157,7 @@ def run(query: str, encoded: list[Poll], fmt: str) -> tuple[float, int]:
     )
     results = 0
     encoded = unpacked(encoded, fmt)
-    started = time.perf_counter()
+    started = time.process_time()
     for poll in encoded:
         for name, partition, payload, partitions, offsets in poll.parts:
             if fmt == "json":
@@ -166,7 +171,7 @@ def run(query: str, encoded: list[Poll], fmt: str) -> tuple[float, int]:
     for result in instance.flush():
         encode(result)
         results += len(result)
-    return time.perf_counter() - started, results
+    return time.process_time() - started, results
 
 
 def by_partition(batch: Batch) -> Iterator[tuple[int, Batch]]:
@@ -181,11 +186,24 @@ def by_partition(batch: Batch) -> Iterator[tuple[int, Batch]]:
 def decode_limit(encoded: list[Poll]) -> float:
     encoded = unpacked(encoded, "json")
     records = [r for poll in encoded for part in poll.parts for r in part[2]]
-    started = time.perf_counter()
+    started = time.process_time()
     for poll in encoded:
         for _, _, payload, _, _ in poll.parts:
             list(map(orjson.loads, payload))
-    return len(records) / (time.perf_counter() - started)
+    return len(records) / (time.process_time() - started)
+
+
+def measure(query: str, encoded: list[Poll], fmt: str, repeat: int) -> tuple[float, int, float]:
+    """Best engine rate and its result count over `repeat` runs, and the best decode limit of
+    the same records (JSON only), measured between the runs."""
+    events = sum(poll.events for poll in encoded)
+    rate, limit, results = 0.0, 0.0, 0
+    for _ in range(repeat):
+        if fmt == "json":
+            limit = max(limit, decode_limit(encoded))
+        seconds, results = run(query, encoded, fmt)
+        rate = max(rate, events / seconds)
+    return rate, results, limit
 
 
 def peak_memory(query: str, events: int, batch: int) -> None:
@@ -228,6 +246,7 @@ def main() -> None:
         help="records per poll of the inputs (default: 5,000 per partition of 8)",
     )
     parser.add_argument("--memory-events", type=int, default=10_000_000)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per query, the best kept")
     parser.add_argument("--quick", action="store_true", help="200K events, 1M for memory")
     parser.add_argument("--queries", default=",".join(QUERIES))
     parser.add_argument("--memory-of", help=argparse.SUPPRESS)
@@ -244,6 +263,7 @@ def main() -> None:
         flush=True,
     )
     rates: dict[tuple[str, str], float] = {}
+    limits: dict[str, float] = {}
     bid_limits: list[float] = []
     for fmt in ("json", "columnar"):
         cache: dict[tuple[str, ...], list[Poll]] = {}
@@ -254,12 +274,11 @@ def main() -> None:
                 gc.collect()
                 cache[inputs] = encode_polls(args.events, args.batch, inputs, fmt)
                 gc.freeze()
-            encoded = cache[inputs]
-            limit = decode_limit(encoded) if fmt == "json" else 0.0
-            if inputs == ("bid",) and limit:
-                bid_limits.append(limit)
-            seconds, results = run(query, encoded, fmt)
-            rate = sum(poll.events for poll in encoded) / seconds
+            rate, results, limit = measure(query, cache[inputs], fmt, args.repeat)
+            if fmt == "json":
+                limits[query] = limit
+                if inputs == ("bid",):
+                    bid_limits.append(limit)
             rates[fmt, query] = rate
             print(
                 f"{query:>4} {fmt:>8}: {rate:>12,.0f} events/s/core  {results:>8} results  "
@@ -274,6 +293,8 @@ def main() -> None:
             f"largest state {state:.1f} MB",
             flush=True,
         )
+    ratios = " ".join(f"{q}={rates['json', q] / limits[q]:.2f}" for q in limits)
+    print(f"json rate / decode limit of the same records: {ratios}")
     row = " ".join(f"{q}={rates.get((f, q), 0):.0f}" for f in ("json",) for q in ("q5", "q7", "q8"))
     columnar = " ".join(f"{q}={rates.get(('columnar', q), 0):.0f}" for q in ("q5", "q7", "q8"))
     print(f"engine events/s/core json {row} columnar {columnar} decode-limit={limit:.0f}")
