@@ -58,9 +58,14 @@ def _text(column: npt.NDArray[Any]) -> pa.Array:
     if types <= {str}:
         return _elements(orjson.dumps(values), len(values), quoted=True)
     if types <= _NUMBER_TYPES:
-        return _elements(orjson.dumps(values), len(values), quoted=False)
+        return number_text(values)
     dumped = pa.array(list(map(orjson.dumps, values)), pa.large_binary())
     return dumped.cast(pa.large_string())
+
+
+def number_text(values: list[Any]) -> pa.Array:
+    """The JSON text of each of a non-empty list of numbers, booleans and nulls."""
+    return _elements(orjson.dumps(values), len(values), quoted=False)
 
 
 def _elements(dumped: bytes, n: int, quoted: bool) -> pa.Array:

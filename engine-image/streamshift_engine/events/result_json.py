@@ -3,9 +3,10 @@
 `encode_results_json` gives, per result, the bytes `orjson.dumps(record)` gives for the record of
 `ResultBatch.to_records()` (id, window bounds, key and value fields, in that order), without
 building a dict per result: each column becomes the JSON text of its values as one Arrow array
-(integers by an Arrow cast, strings with nothing to escape by quoting, anything else by one
-`orjson.dumps` per value), and one `binary_join_element_wise` glues the columns between the
-constant `{"name":` parts. Ids come from `ids` (the Arrow-built result ids).
+(integers by an Arrow cast, strings with nothing to escape by quoting, floats and other
+numbers by one `orjson.dumps` of the whole column split into its elements as `event_json`
+does, anything else by one `orjson.dumps` per value), and one `binary_join_element_wise` glues
+the columns between the constant `{"name":` parts. Ids come from `ids` (the Arrow-built result ids).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from streamshift_engine.events import event_json
 from streamshift_engine.events.results import ResultBatch
 
 _QUOTE, _BACKSLASH, _CONTROL_BELOW = 0x22, 0x5C, 0x20
@@ -55,6 +57,8 @@ def _text(column: npt.NDArray[Any]) -> pa.Array:
             inferred = None
         if inferred is not None and pa.types.is_string(inferred.type):
             return _string_text(inferred)
+    if len(column) and column.dtype.kind in "fb":
+        return event_json.number_text(column.tolist()).cast(pa.string())
     dumped = list(map(orjson.dumps, column.tolist()))
     return pc.cast(pa.array(dumped, pa.binary()), pa.string())
 
