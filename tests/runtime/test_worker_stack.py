@@ -101,7 +101,7 @@ def test_bad_events_reach_the_dead_letter_topic_with_their_reason(
     wait_ready(env, workers.start(env))
     assert read_committed(services, f"{run_id}-out", len(expected), 30) == expected
     reasons = dead_letters(services, f"{run_id}-out.dead", 2)
-    assert sorted(reasons) == [("1", "bad json"), ("2", "missing field 'bidder'")]
+    assert sorted(reasons) == [("1", "bad json"), ("2", "missing field 'date_time'")]
 
 
 def dead_letters(services: Services, topic: str, expect: int) -> list[tuple[str, str]]:

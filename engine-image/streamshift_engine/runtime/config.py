@@ -3,7 +3,8 @@
 The env names are the operator's pod contract (`streamshift_operator.pods._env`). The plan comes
 as text in STREAMSHIFT_PLAN (the ConfigMap's document: `{builtin: name}`, `{inline: {...}}` or a
 plan object) or from the file STREAMSHIFT_PLAN_FILE. Every problem raises `ConfigError` naming
-the setting to fix; env values override the file's.
+the setting to fix; env values override the file's. The worker runs the plan with its inputs
+narrowed to the fields it reads (`projection`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import yaml
 
 from streamshift_engine.plan import PlanError, builtin, parse_plan
 from streamshift_engine.plan.model import Plan
+from streamshift_engine.runtime.projection import projected
 from streamshift_engine.runtime.settings import ConfigError as ConfigError
 from streamshift_engine.runtime.settings import (
     Getter,
@@ -111,7 +113,7 @@ def load(env: Mapping[str, str]) -> WorkerConfig:
         instance=get.parse("STREAMSHIFT_INSTANCE", natural),
         epoch=get.parse("STREAMSHIFT_EPOCH", natural, "0"),
         partitions=partitions,
-        plan=plan,
+        plan=projected(plan),
         plan_version=version,
         sources=sources,
         sinks=sinks,
