@@ -5,18 +5,20 @@ predecessor and aborts whatever it left open. Each commit sends the consumed inp
 the query's consumer group inside the transaction (`send_offsets_to_transaction`): the output of
 a commit and the input it covers become visible together, and a restarted worker knows exactly
 which input its committed output already reflects. Results are keyed by their deterministic id
-and go to the output partition of their key group; dead letters carry the reason in a header.
+and go to the output partition of their key group (records built column-wise by the engine's
+result encoder); dead letters carry the reason in a header.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import orjson
+import pyarrow as pa
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from streamshift_engine.events.result_json import encode_results_json
 from streamshift_engine.events.results import ResultBatch
-from streamshift_engine.events.wire import DeadLetter
+from streamshift_engine.events.wire import DeadLetter, result_ids
 from streamshift_engine.runtime.config import WorkerConfig
 from streamshift_engine.runtime.source import Position, slots
 
@@ -50,10 +52,13 @@ class KafkaSink:
         for batch in batches:
             if not len(batch):
                 continue
-            records = batch.to_records()
-            for record, partition in zip(records, batch.partition.tolist(), strict=True):
-                self._produce(topic, record["id"], _json(record), partition % n)
-            count += len(records)
+            keys = result_ids(batch)
+            values = encode_results_json(batch, _Known(keys))
+            ids: list[str] = keys.to_pylist()
+            partitions = (batch.partition % n).tolist()
+            for key, value, partition in zip(ids, values, partitions, strict=True):
+                self._produce(topic, key, value, partition)
+            count += len(values)
         self.pending += count
         return count
 
@@ -75,7 +80,7 @@ class KafkaSink:
     def _produce(self, topic: str, key: str, value: bytes, partition: int) -> None:
         while True:
             try:
-                self.producer.produce(topic, value, key=key.encode(), partition=partition)
+                self.producer.produce(topic, value, key=key, partition=partition)
                 return
             except BufferError:
                 self.producer.poll(0.05)
@@ -102,5 +107,11 @@ class KafkaSink:
         self.producer.flush(self.timeout)
 
 
-def _json(record: Mapping[str, object]) -> bytes:
-    return orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY)
+class _Known:
+    """Result ids built once, handed to the encoder (which would build them again)."""
+
+    def __init__(self, ids: pa.Array) -> None:
+        self.ids = ids
+
+    def __call__(self, _: ResultBatch) -> pa.Array:
+        return self.ids
