@@ -1,11 +1,17 @@
 """`make bench-runtime`: one worker process on the local stack's Kafka against the in-process
 engine on the same input, for Nexmark q5 and q8 with JSON and columnar records.
 
-The input is generated, encoded and produced first (not timed). The in-process figure decodes
-the same records and feeds an engine `Instance` per partition, polling after each batch. The
-worker figure is its events per second between the first and the last consumed event seen on
-its control API (from its readiness when the run is too short to see both). Prints one line per
-case; the lower ratio over the queries goes into the final line.
+The input is generated, encoded and produced first (not timed); columnar cases read
+`COLUMNAR_SCALE` times as many events (they go that much faster, and a run must last long enough
+for its rate to be the steady one). The in-process figure is the engine's as `make bench-engine`
+measures it: the same records decoded (only the fields the plan reads, as the worker does), fed to
+an engine `Instance` per partition with a poll after each batch, and the results encoded as JSON
+records. The worker figure is its events per second as its control API counts them. Both rates
+leave out the first `WARM_UP` share of the input (start-up, first imports, first windows) and are
+also given per CPU second of the process doing the work (every thread: the worker's librdkafka
+threads count), which on a loaded machine says more than the wall clock. Prints one line per
+case; the lower wall-clock ratio over the queries goes into the final line. Topics are deleted
+after each case.
 
 Then the migration benchmark (`bench.runtime_migration`): per protocol the output gap against
 the run without migration, downtime, duration and state bytes moved, and on q8 with a large
@@ -22,6 +28,8 @@ import os
 import signal
 import time
 import uuid
+from dataclasses import dataclass
+from pathlib import Path
 
 from confluent_kafka import Producer
 from streamshift_engine.events.batch import Batch
@@ -31,16 +39,19 @@ from streamshift_engine.events.wire import (
     decode_json,
     encode_columnar,
     encode_json,
+    encode_results_json,
 )
 from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.plan import builtin
 from streamshift_engine.runner import Instance
+from streamshift_engine.runtime.projection import projected
 
 from bench import runtime_migration as migration
 from bench.runtime_workers import (
     PARTITIONS,
     create_topics,
+    delete_topics,
     stack_env,
     start,
     status,
@@ -49,6 +60,9 @@ from bench.runtime_workers import (
 )
 
 CHUNK = 1000
+COLUMNAR_SCALE = 3
+WARM_UP = 0.2
+BATCH_EVENTS = 20_000  # events per consume: JSON records of one event, columnar of CHUNK
 
 
 def records(batch: Batch, fmt: str) -> dict[int, list[bytes]]:
@@ -65,11 +79,23 @@ def records(batch: Batch, fmt: str) -> dict[int, list[bytes]]:
     return out
 
 
-def in_process(plan_name: str, encoded: dict[str, dict[int, list[bytes]]], fmt: str) -> float:
-    plan = builtin(plan_name)
+@dataclass(frozen=True)
+class Rate:
+    """Events per wall-clock second and per CPU second of the process doing the work, both
+    over the input after its first `WARM_UP` share (start-up, first imports and the first
+    windows are not the steady rate)."""
+
+    wall: float
+    cpu: float
+
+
+def in_process(
+    plan_name: str, encoded: dict[str, dict[int, list[bytes]]], fmt: str, everything: int
+) -> Rate:
+    plan = projected(builtin(plan_name))
     instance = Instance(plan, range(PARTITIONS))
     total = 0
-    begin = time.perf_counter()
+    warm: tuple[float, float, int] | None = None
     for spec in plan.inputs:
         schema = Schema(spec.name, tuple(spec.schema.items()), spec.time_field)  # type: ignore[arg-type]
         for p, values in encoded[spec.name].items():
@@ -84,8 +110,13 @@ def in_process(plan_name: str, encoded: dict[str, dict[int, list[bytes]]], fmt: 
                     batch = decode_columnar(chunk[0], schema.names)
                 instance.feed(spec.name, p, batch)
                 total += len(batch)
-                instance.poll()
-    return total / (time.perf_counter() - begin)
+                for results in instance.poll():
+                    encode_results_json(results)
+                if warm is None and total >= WARM_UP * everything:
+                    warm = (time.perf_counter(), time.process_time(), total)
+    assert warm is not None
+    wall, cpu = time.perf_counter() - warm[0], time.process_time() - warm[1]
+    return Rate((total - warm[2]) / wall, (total - warm[2]) / cpu)
 
 
 def worker_rate(
@@ -94,7 +125,7 @@ def worker_rate(
     encoded: dict[str, dict[int, list[bytes]]],
     fmt: str,
     total: int,
-) -> float:
+) -> Rate:
     run = f"bench-{uuid.uuid4().hex[:6]}"
     topics = {name: f"{run}-{name}" for name in encoded}
     create_topics(stack, [*topics.values(), f"{run}-out", f"{run}-out.dead"])
@@ -109,34 +140,39 @@ def worker_rate(
                     except BufferError:
                         producer.poll(0.1)
     producer.flush(120)
-    env = worker_env(stack, run, plan_name, list(encoded), fmt)
+    batch = str(BATCH_EVENTS if fmt == "json" else BATCH_EVENTS // CHUNK)
+    env = worker_env(stack, run, plan_name, list(encoded), fmt, STREAMSHIFT_BATCH_SIZE=batch)
     process = start(env, "worker")
     try:
+        wait_ready(env, process, 300)
         deadline = time.monotonic() + 300
-        ready: float | None = None
-        first: tuple[float, int] | None = None
+        warm: tuple[float, float, int] | None = None
         while time.monotonic() < deadline and process.poll() is None:
-            now = time.monotonic()
             try:
-                if ready is None:
-                    wait_ready(env, process, 300)
-                    ready = now = time.monotonic()
-                    continue
                 count = int(status(env)["counts"]["events_in"])
             except (OSError, RuntimeError):
                 continue
-            if count and first is None:
-                first = (now, count)
-            if count >= total and first is not None:
-                if now - first[0] >= 0.5:
-                    return (count - first[1]) / (now - first[0])
-                return count / (now - ready)
+            now, cpu = time.monotonic(), cpu_seconds(process.pid)
+            if warm is None and count >= WARM_UP * total:
+                warm = (now, cpu, count)
+            if count >= total and warm is not None:
+                if count == warm[2]:
+                    raise SystemExit(f"{plan_name} {fmt}: too few events to see a steady rate")
+                counted = count - warm[2]
+                return Rate(counted / (now - warm[0]), counted / max(cpu - warm[1], 1e-9))
             time.sleep(0.02)
         raise SystemExit(f"{plan_name} {fmt}: the worker did not consume all {total}")
     finally:
         if process.poll() is None:
             os.kill(process.pid, signal.SIGKILL)
             process.wait(10)
+        delete_topics(stack, [*topics.values(), f"{run}-out", f"{run}-out.dead"])
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process (every thread), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _share(config: GeneratorConfig, kind: str) -> float:
@@ -176,16 +212,19 @@ def throughput_ratios(stack: dict[str, str], queries: list[str], count: int) -> 
         plan = builtin(plan_name)
         config = GeneratorConfig(partitions=PARTITIONS)
         share = sum(_share(config, spec.name) for spec in plan.inputs)
-        events = generate(1, 0, int(count / share), config)
         for fmt in ("json", "columnar"):
+            scale = COLUMNAR_SCALE if fmt == "columnar" else 1
+            events = generate(1, 0, int(count * scale / share), config)
             encoded = {spec.name: records(events[spec.name], fmt) for spec in plan.inputs}
             total = sum(len(events[spec.name]) for spec in plan.inputs)
-            inproc = in_process(plan_name, encoded, fmt)
+            inproc = in_process(plan_name, encoded, fmt, total)
             worker = worker_rate(stack, plan_name, encoded, fmt, total)
-            ratios[fmt].append(worker / inproc)
+            ratios[fmt].append(worker.wall / inproc.wall)
             print(
-                f"{plan_name} {fmt}: events={total} in-process={inproc:,.0f}/s "
-                f"worker={worker:,.0f}/s ratio={worker / inproc:.2f}",
+                f"{plan_name} {fmt}: events={total} in-process={inproc.wall:,.0f}/s "
+                f"worker={worker.wall:,.0f}/s ratio={worker.wall / inproc.wall:.2f} "
+                f"(per CPU second: in-process={inproc.cpu:,.0f} worker={worker.cpu:,.0f} "
+                f"ratio={worker.cpu / inproc.cpu:.2f})",
                 flush=True,
             )
     return {fmt: min(values) for fmt, values in ratios.items()}

@@ -34,6 +34,12 @@ def create_topics(stack: dict[str, str], names: list[str]) -> None:
         future.result(30)
 
 
+def delete_topics(stack: dict[str, str], names: list[str]) -> None:
+    admin = AdminClient({"bootstrap.servers": stack["KAFKA_BOOTSTRAP"]})
+    for future in admin.delete_topics(names).values():
+        future.result(30)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
