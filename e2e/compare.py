@@ -2,9 +2,15 @@
 running): one Nexmark q5 StreamQuery fed at a steady rate, moved by each protocol in turn
 (unimico, parallel-track, state-transfer, savepoint-restart, moving-state), each Migration with
 `verify: true`, then a side-by-side table of what each Migration's status records: phase,
-duration, output gap, state bytes moved, events processed twice and the verification. A
+duration, output gap (the longest pause between results during the migration, and over a
+stretch as long before it), state bytes moved, events processed twice and the verification. A
 protocol the operator refuses because the worker runtime cannot drive it is listed as not
-supported, with the operator's message.
+supported, with the operator's message. Before each migration the query runs undisturbed for
+`FIRST_SETTLE_S`, then as long as the last migration's protocol work took (Preparing to
+Finalizing, 5 to 30 s), so the stretch before it, against which its output gap is set, is
+steady output.
+Last, a PNG of output rate and latency around each migration (`compare_plot.py`) in the
+repository's out/demo-compare.png, and where it was written.
 
 Exit status 0 only when every supported protocol Succeeded with exact output.
 """
@@ -13,17 +19,22 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
+from compare_plot import MARGIN_S, plot, read_output, span
 from demo import arguments, follow, migration_of, start, wait
 
 PROTOCOLS = ("unimico", "parallel-track", "state-transfer", "savepoint-restart", "moving-state")
+FIRST_SETTLE_S = 20.0
+PNG = Path(__file__).resolve().parents[1] / "out" / "demo-compare.png"
 UNSUPPORTED = "does not offer yet"  # the operator's refusal of a protocol the runtime lacks
 COLUMNS = (
     "protocol",
     "phase",
     "duration s",
     "gap s",
+    "gap before s",
     "state bytes",
     "events twice",
     "verification",
@@ -33,7 +44,7 @@ COLUMNS = (
 def cells(protocol: str, status: dict[str, Any]) -> tuple[str, ...]:
     """One table row from a Migration's status ("-" where the status records nothing)."""
     if UNSUPPORTED in (status.get("message") or ""):
-        return (protocol, "not supported", "-", "-", "-", "-", "-")
+        return (protocol, "not supported", "-", "-", "-", "-", "-", "-")
     cost = status.get("cost") or {}
     check = status.get("verification")
     verdict = (
@@ -52,6 +63,7 @@ def cells(protocol: str, status: dict[str, Any]) -> tuple[str, ...]:
         str(status.get("phase")),
         shown("durationSeconds"),
         shown("outputGapSeconds"),
+        shown("outputGapBeforeSeconds"),
         shown("stateBytesMoved"),
         shown("eventsProcessedTwice"),
         verdict,
@@ -75,9 +87,12 @@ def passed(status: dict[str, Any]) -> bool:
 
 
 def main() -> int:
-    running = start(arguments(__doc__))
+    args = arguments(__doc__)
+    running = start(args)
     rows, statuses = [], []
+    settle = FIRST_SETTLE_S
     for protocol in PROTOCOLS:
+        time.sleep(settle)  # steady output before the migration
         migration = migration_of(protocol)
         name = migration["metadata"]["name"]
         running.create("migrations", migration)
@@ -90,13 +105,20 @@ def main() -> int:
             lambda: running.status("streamqueries", "q5").get("phase") == "Running",
             90,
         )
-        time.sleep(5)  # a few windows of output between migrations
+        began, ended = span(status) or (0.0, 0.0)
+        settle = min(30.0, max(5.0, ended - began))
+    time.sleep(MARGIN_S)  # the figure's margin after the last one
+    output = read_output(
+        args.kafka, f"{running.namespace}-q5-out", f"{running.namespace}-bid", "date_time"
+    )
     running.finish()
     print("\nNexmark q5, one instance moved by each protocol (from each Migration's status):\n")
     print(table(rows))
     for protocol, status in zip(PROTOCOLS, statuses, strict=True):
         if UNSUPPORTED in (status.get("message") or ""):
             print(f"\n{protocol}: not supported: {status.get('message')}")
+    figure = plot(output, list(zip(PROTOCOLS, statuses, strict=True)), PNG)
+    print(f"\noutput rate and latency around each migration: {figure}")
     return 0 if all(passed(s) for s in statuses) else 1
 
 

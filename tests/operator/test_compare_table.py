@@ -10,7 +10,12 @@ from compare import cells, passed, table
 
 SUCCEEDED = {
     "phase": "Succeeded",
-    "cost": {"durationSeconds": 6.9, "outputGapSeconds": 1.4, "stateBytesMoved": 76232},
+    "cost": {
+        "durationSeconds": 6.9,
+        "outputGapSeconds": 3.4,
+        "outputGapBeforeSeconds": 2.1,
+        "stateBytesMoved": 76232,
+    },
     "verification": {"missing": 0, "duplicate": 0, "exact": True},
 }
 REFUSED = {"phase": "Failed", "message": "protocol moving-state needs ... does not offer yet"}
@@ -22,16 +27,19 @@ def test_rows_show_what_status_records_and_refusals_as_not_supported() -> None:
         "state-transfer",
         "Succeeded",
         "6.9",
-        "1.4",
+        "3.4",
+        "2.1",
         "76232",
         "-",
         "exact (missing 0, duplicate 0)",
     )
-    assert rows[1] == ("moving-state", "not supported", "-", "-", "-", "-", "-")
+    assert rows[1] == ("moving-state", "not supported", "-", "-", "-", "-", "-", "-")
     lines = table(rows).splitlines()
     assert lines[0].startswith("protocol        phase ") and len(lines) == 4
     assert (
-        lines[3] == "moving-state    not supported  -           -      -            -             -"
+        lines[3]
+        == "moving-state    not supported  -           -      -             -            -"
+        + "             -"
     )
 
 
