@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
+import numpy.typing as npt
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, TopicPartition
 
 from streamshift_engine.events.batch import Batch
@@ -26,6 +27,7 @@ from streamshift_engine.runtime.config import WorkerConfig
 
 COLUMNAR_SLOTS = 1 << 20
 Position = tuple[str, int]
+Records = tuple[npt.NDArray[np.int64], list[bytes]]  # Kafka offsets and values of a position
 
 
 @dataclass(frozen=True)
@@ -152,9 +154,8 @@ class KafkaSource:
         letters (their offsets are event offsets)."""
         with collector_paused():
             messages = self.consumer.consume(num_messages=self.config.batch_size, timeout=timeout)
-            errors = [error for error in map(Message.error, messages) if error is not None]
-            if errors:
-                raise KafkaException(errors[0])
+            if any(map(Message.error, messages)):
+                raise KafkaException(next(filter(None, map(Message.error, messages))))
             grouped = self._grouped(messages)
             del messages
         batches: dict[Position, Batch] = {}
@@ -168,38 +169,38 @@ class KafkaSource:
             dead += [d for d in bad if d.offset >= floor]
         return batches, dead
 
-    def _grouped(self, messages: list[Message]) -> dict[Position, tuple[list[int], list[bytes]]]:
+    def _grouped(self, messages: list[Message]) -> dict[Position, Records]:
         """Offsets and values per (input, partition): C-level maps over the messages and runs
         found with numpy (per-message Python work is what limits a JSON worker)."""
         if not messages:
             return {}
-        topics = cast(list[str], list(map(Message.topic, messages)))
-        codes = np.array(list(map(self.codes.__getitem__, topics)), np.int64) << 32
-        keys = codes + np.array(list(map(Message.partition, messages)), np.int64)
-        offsets = list(map(Message.offset, messages))
-        values = list(map(Message.value, messages))
-        bounds = [0, *(np.flatnonzero(np.diff(keys)) + 1).tolist(), len(messages)]
-        grouped: dict[Position, tuple[list[int], list[bytes]]] = {}
+        n = len(messages)
+        keys = np.fromiter(map(Message.partition, messages), np.int64, n)
+        if len(self.names) > 1:
+            codes = map(self.codes.__getitem__, cast(Iterator[str], map(Message.topic, messages)))
+            keys += np.fromiter(codes, np.int64, n) << 32
+        offsets = np.fromiter(map(Message.offset, messages), np.int64, n)
+        values = cast(list[bytes], list(map(Message.value, messages)))
+        if None in values:
+            values = [v or b"" for v in values]
+        bounds = [0, *(np.flatnonzero(np.diff(keys)) + 1).tolist(), n]
+        runs: dict[Position, tuple[list[npt.NDArray[np.int64]], list[bytes]]] = {}
         for low, high in itertools.pairwise(bounds):
             key = (self.names[int(keys[low]) >> 32], int(keys[low]) & 0xFFFFFFFF)
-            entry = grouped.setdefault(key, ([], []))
-            entry[0].extend(offsets[low:high])  # type: ignore[arg-type]
-            run = values[low:high]
-            if None in run:
-                run = [v or b"" for v in run]
-            entry[1].extend(cast(list[bytes], run))
-        return grouped
+            entry = runs.setdefault(key, ([], []))
+            entry[0].append(offsets[low:high])
+            entry[1].extend(values[low:high])
+        return {key: (np.concatenate(starts), found) for key, (starts, found) in runs.items()}
 
-    def _decode(
-        self, position: Position, records: tuple[list[int], list[bytes]]
-    ) -> tuple[Batch, list[DeadLetter]]:
+    def _decode(self, position: Position, records: Records) -> tuple[Batch, list[DeadLetter]]:
         name, partition = position
-        offsets = [offset * self.slots for offset in records[0]]
+        offsets = records[0] * self.slots
         if self.config.input_format == "json":
             values = records[1]
-            return decode_json(name, values, [partition] * len(values), offsets, self.schemas[name])
+            partitions = np.full(len(values), partition, np.int32)
+            return decode_json(name, values, partitions, offsets, self.schemas[name])
         parts = []
-        for event_base, value in zip(offsets, records[1], strict=True):
+        for event_base, value in zip(offsets.tolist(), records[1], strict=True):
             batch = decode_columnar(value, self.schemas[name].names)
             n = len(batch)
             parts.append(
