@@ -19,6 +19,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter
@@ -92,6 +95,7 @@ class Worker:
         else:
             self.phase = "holding"
         self.ready = True
+        warm_up()
         last_commit = last_snapshot = last_lag = time.monotonic()
         while not self.stopping:
             self._commands()
@@ -232,3 +236,11 @@ class Worker:
         except SnapshotFailed:
             log.warning("retention skipped: store unreachable")
         return saved
+
+
+def warm_up() -> None:
+    """Make pyarrow's first array from numpy before the first batch: pyarrow then imports pandas
+    when it is installed (about a second with the GIL held), which would otherwise stall the
+    worker on its first data, for a migration's target in the middle of the hand-off. Commands
+    that arrive meanwhile wait in the queue."""
+    pa.array(np.zeros(1))
