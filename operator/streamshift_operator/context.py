@@ -8,7 +8,7 @@ import aiohttp
 from streamshift_operator.control import ControlClient
 from streamshift_operator.kube import Kube
 
-DEFAULT_WORKER_IMAGE = "streamshift/worker:0.1.0"
+DEFAULT_WORKER_IMAGE = "streamshift/engine:0.1.0"
 
 
 @dataclass

@@ -71,7 +71,7 @@ def test_chart_lints_and_pins_the_package_version() -> None:
     objects = render()
     assert container(objects)["image"] == f"streamshift/operator:{project['version']}"
     env = {e["name"]: e.get("value") for e in container(objects)["env"]}
-    assert env["STREAMSHIFT_WORKER_IMAGE"] == f"streamshift/worker:{project['version']}"
+    assert env["STREAMSHIFT_WORKER_IMAGE"] == f"streamshift/engine:{project['version']}"
 
 
 def test_chart_crds_are_the_generated_ones() -> None:
