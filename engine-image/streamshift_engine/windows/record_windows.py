@@ -1,116 +1,123 @@
-"""Shared machinery of the per-record window operators (tuple-based and session windows).
+"""Shared machinery of the per-group record windows (tuple-based and session), vectorised.
 
-Both keep, per (partition, group), the records of the open window as tuples
-`(ts, min_ts, max_ts, identity, *aggregated field values)` in a `KeyedRecordStore`, and emit one
-result per closed window with Python-level aggregation over those records.
+Both keep per (partition, group) a little state in a `KeyedRecordStore` (the last tuples of a
+`ROWS` window, the running partials of an open session). A batch is processed in one pass with
+numpy: its records are grouped by (partition, group), and each group's held state rows are laid
+out in front of its new records in merge order (`Layout`), group after group, so that a window
+is a contiguous run of positions. Window aggregates are then one `ufunc.reduceat` per partial
+over the runs; sums of floats (whose rounding depends on the order of the additions) are Python
+`sum`s per run instead, left to right in merge order as a per-record loop adds them, so a result
+does not depend on where batches were cut. Python touches each group once per batch, to read
+and write its state.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.operators.base import Operator
-from streamshift_engine.operators.stream import (
-    MAX_TS,
-    MIN_TS,
-    WINDOW_END,
-    WINDOW_START,
-    identities,
-    max_ts,
-    min_ts,
-    stream,
-)
+from streamshift_engine.operators.grouping import Grouping, group
 from streamshift_engine.windows.aggregates import AggregateSpec
 
 Record = tuple[Any, ...]
-FIRST_VALUE = 4
+Index = npt.NDArray[np.intp]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Positions of a batch's groups: per group its `held` state rows, then its batch records
+    in merge order. `source` indexes the held rows (where `held`) or the batch."""
+
+    group: Index
+    held: npt.NDArray[np.bool_]
+    source: Index
+    starts: Index
+    ends: Index
+
+    def __len__(self) -> int:
+        return len(self.group)
+
+    def gather(self, held_values: Sequence[Any], column: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """One column over all positions: `held_values` (one per held row, in layout order)
+        and the batch `column`."""
+        pool = _joined(held_values, column)
+        return pool[np.where(self.held, self.source, self.source + len(held_values))]
+
+
+def layout(grouping: Grouping, held: npt.NDArray[np.intp]) -> Layout:
+    """The layout of a batch grouped by `grouping`, with `held[g]` state rows before group g."""
+    sizes = grouping.sizes
+    block = held + sizes
+    ends = np.cumsum(block)
+    starts = ends - block
+    groups = np.repeat(np.arange(grouping.count), block)
+    position = np.arange(int(ends[-1]) if len(ends) else 0) - starts[groups]
+    is_held = position < held[groups]
+    held_at = (np.cumsum(held) - held)[groups] + position
+    record_at = grouping.starts[groups] + position - held[groups]
+    record = grouping.order[np.clip(record_at, 0, max(len(grouping.order) - 1, 0))]
+    source = np.where(is_held, held_at, record)
+    return Layout(groups, is_held, source.astype(np.intp), starts, ends)
+
+
+def _joined(held_values: Sequence[Any], column: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    if column.dtype == object:
+        pool = np.empty(len(held_values) + len(column), dtype=object)
+        pool[: len(held_values)] = list(held_values)
+        pool[len(held_values) :] = column
+        return pool
+    return np.concatenate([np.array(held_values, dtype=column.dtype), column])
+
+
+def runs(lo: Index, hi: Index) -> tuple[Index, Index]:
+    """Positions of the runs `[lo, hi]` (inclusive) back to back, and where each run starts."""
+    lengths = hi - lo + 1
+    offsets = np.cumsum(lengths) - lengths
+    flat = np.repeat(lo - offsets, lengths) + np.arange(int(lengths.sum()))
+    return flat.astype(np.intp), offsets.astype(np.intp)
+
+
+def run_sums(values: npt.NDArray[Any], offsets: Index) -> npt.NDArray[Any]:
+    """The sum of each run of `values` starting at `offsets`: exact integer sums by numpy,
+    others added left to right (Python's `sum`)."""
+    if values.dtype.kind in "biu":
+        return np.add.reduceat(values, offsets)
+    items = values.tolist()
+    bounds = zip(offsets.tolist(), [*offsets[1:].tolist(), len(items)], strict=True)
+    sums: npt.NDArray[Any] = python_column([sum(items[start:stop]) for start, stop in bounds])
+    return sums
 
 
 class RecordWindowOperator(Operator):
-    """Base of per-record windows: record layout, aggregation and result building."""
+    """Base of the per-group record windows: grouping and state access."""
 
     def __init__(
         self,
         node_id: str,
         group_by: Sequence[str],
         aggregates: Sequence[AggregateSpec],
-        upstream_keys: Sequence[str],
         keyed: bool,
     ) -> None:
         super().__init__(node_id, keyed)
         self.group_by = tuple(group_by)
         self.aggregates = tuple(aggregates)
         self.value_fields = tuple(dict.fromkeys(a.field for a in aggregates if a.field))
-        self.upstream_keys = tuple(upstream_keys)
-        self.record_fields = ("ts", "min_ts", "max_ts", "identity", *self.value_fields)
-        self.pending: list[tuple[int, tuple[Any, ...], list[Record], int, int]] = []
 
-    def records_of(self, batch: Batch) -> list[tuple[int, tuple[Any, ...], Record]]:
-        """Per record: its state partition, its group key and its stored form."""
-        partitions = self.state_partition(batch).tolist()
-        groups = list(zip(*(batch.columns[g].tolist() for g in self.group_by), strict=True))
-        if not self.group_by:
-            groups = [()] * len(batch)
-        values = [batch.columns[f].tolist() for f in self.value_fields]
-        records = zip(
-            batch.ts.tolist(),
-            min_ts(batch).tolist(),
-            max_ts(batch).tolist(),
-            identities(batch, self.upstream_keys),
-            *values,
-            strict=True,
-        )
-        return list(zip(partitions, groups, records, strict=True))
-
-    def emit(
-        self, partition: int, group: tuple[Any, ...], records: list[Record], start: int, end: int
-    ) -> None:
-        """Queue one window result over `records` with bounds `[start, end)`."""
-        self.pending.append((partition, group, list(records), start, end))
-
-    def aggregate(self, records: Sequence[Record]) -> dict[str, Any]:
-        values: dict[str, Any] = {}
-        for aggregate in self.aggregates:
-            if aggregate.function == "count":
-                values[aggregate.name] = len(records)
-                continue
-            column = [
-                r[FIRST_VALUE + self.value_fields.index(aggregate.field or "")] for r in records
-            ]
-            if aggregate.function == "sum":
-                values[aggregate.name] = sum(column)
-            elif aggregate.function == "avg":
-                values[aggregate.name] = sum(column) / len(column)
-            else:
-                values[aggregate.name] = min(column) if aggregate.function == "min" else max(column)
-        return values
-
-    def take_results(self, extra_key: str | None) -> list[Batch]:
-        """Build one batch of the queued results (in emission order) and clear the queue."""
-        if not self.pending:
-            return []
-        rows = [self.aggregate(records) for _, _, records, _, _ in self.pending]
-        columns: dict[str, Any] = {}
-        for index, name in enumerate(self.group_by):
-            columns[name] = python_column([group[index] for _, group, _, _, _ in self.pending])
-        for aggregate in self.aggregates:
-            columns[aggregate.name] = python_column([row[aggregate.name] for row in rows])
-        if extra_key is not None:
-            columns[extra_key] = python_column(
-                [records[-1][3] for _, _, records, _, _ in self.pending]
-            )
-        columns[WINDOW_START] = np.array([p[3] for p in self.pending], np.int64)
-        columns[WINDOW_END] = np.array([p[4] for p in self.pending], np.int64)
-        columns[MIN_TS] = np.array([min(r[1] for r in p[2]) for p in self.pending], np.int64)
-        columns[MAX_TS] = np.array([max(r[2] for r in p[2]) for p in self.pending], np.int64)
-        ts = np.array([p[2][-1][0] for p in self.pending], np.int64)
-        partitions = np.array([p[0] for p in self.pending], np.int32)
-        self.pending = []
-        return [stream(self.id, ts, partitions, columns)]
+    def groups_of(self, batch: Batch) -> tuple[Grouping, list[tuple[int, tuple[Any, ...]]]]:
+        """The batch's grouping by (state partition, group) and each group's state place."""
+        partition = self.state_partition(batch)
+        keys = [batch.columns[g] for g in self.group_by]
+        grouping = group([partition, *keys])
+        first = grouping.first
+        values = [column[first].tolist() for column in keys]
+        groups = list(zip(*values, strict=True)) if values else [()] * grouping.count
+        return grouping, list(zip(partition[first].tolist(), groups, strict=True))
 
 
 def python_column(values: list[Any]) -> Any:
