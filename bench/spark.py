@@ -1,11 +1,15 @@
 """`make bench-spark`: Spark generator throughput into the local Kafka, and oracle time.
 
 On `local[2]` with the stack's Kafka (`make up`): the Nexmark generator writes `--events` events
-through Spark's Kafka sink into fresh topics (8 partitions), once in JSON (one event per record)
-and once in the columnar format (Arrow IPC, many events per record), after a small warm-up write.
-Rates count events written per second of wall time, Spark job start included. Then the oracle
-computes the reference of q5 and q8 over `--oracle-events` generator indices (10M by default);
-the time covers generation, the Spark SQL query and collecting the results.
+through Spark's Kafka sink into fresh topics (8 partitions), in JSON (one event per record) and
+in the columnar format (Arrow IPC, many events per record). Each wire first writes `--warmup`
+events (the JVM's JIT and the Python workers' imports: a first 1M-event JSON write costs about
+1.5 times the CPU of the next), then `--repeats` measured writes; the rate reported is their
+median, counted as events written per second of wall time, Spark job start included. Each run
+also shows the CPU seconds of Spark's processes (JVM and Python workers, from /proc), which
+stay meaningful when other work shares the cores. Then the oracle computes the reference of q5
+and q8 over `--oracle-events` generator indices (10M by default); the time covers generation,
+the Spark SQL query and collecting the results.
 Anchor: about 100K events/s from Python producers inside Spark on these machines; goal 300K.
 Final line: `spark gen-json=N gen-columnar=N oracle-q5-s=N oracle-q8-s=N`.
 """
@@ -13,8 +17,11 @@ Final line: `spark gen-json=N gen-columnar=N oracle-q5-s=N oracle-q8-s=N`.
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from streamshift_engine.spark.generator import GenerateSpec, generate_to_kafka
@@ -26,18 +33,44 @@ PARTITIONS = 8
 KINDS = ("person", "auction", "bid")
 
 
-def generator_rate(spark: Any, bootstrap: str, wire: str, events: int) -> float:
-    """Events/s of one bounded generation into fresh topics (deleted afterwards)."""
+def process_cpu_seconds() -> float:
+    """CPU seconds used so far by this process's children and their descendants (Spark's JVM
+    and its Python workers), reaped ones included, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    pending, total = [os.getpid()], 0.0
+    while pending:
+        pid = pending.pop()
+        proc = Path(f"/proc/{pid}")
+        try:
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            for task in (proc / "task").iterdir():
+                pending += [int(c) for c in (task / "children").read_text().split()]
+        except FileNotFoundError:
+            continue
+        if pid != os.getpid():
+            total += sum(int(f) for f in fields[11:15]) / tick
+    return total
+
+
+def generator_runs(
+    spark: Any, bootstrap: str, wire: str, events: int, warmup: int, repeats: int
+) -> list[tuple[float, float]]:
+    """(events/s, Spark CPU seconds) of `repeats` bounded generations after a warm-up, into
+    fresh topics (deleted afterwards)."""
     prefix = f"bench-spark-{uuid.uuid4().hex[:6]}-"
     topics = {k: f"{prefix}{k}" for k in KINDS}
     ensure_topics(bootstrap, topics.values(), PARTITIONS)
     try:
-        warm = GenerateSpec(1, 0, 20_000, wire, topics=topics)  # type: ignore[arg-type]
-        generate_to_kafka(spark, warm, bootstrap)
-        spec = warm.advanced(20_000, events)
-        began = time.perf_counter()
+        spec = GenerateSpec(1, 0, warmup, wire, topics=topics)  # type: ignore[arg-type]
         generate_to_kafka(spark, spec, bootstrap)
-        return events / (time.perf_counter() - began)
+        runs = []
+        for run in range(repeats):
+            spec = spec.advanced(warmup + run * events, events)
+            cpu, began = process_cpu_seconds(), time.perf_counter()
+            generate_to_kafka(spark, spec, bootstrap)
+            wall = time.perf_counter() - began
+            runs.append((events / wall, process_cpu_seconds() - cpu))
+        return runs
     finally:
         delete_topics(bootstrap, topics.values())
 
@@ -52,6 +85,8 @@ def oracle_seconds(spark: Any, query: str, events: int) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--events", type=int, default=2_000_000, help="events per generator run")
+    parser.add_argument("--warmup", type=int, default=500_000, help="events of the warm-up run")
+    parser.add_argument("--repeats", type=int, default=3, help="measured runs per wire")
     parser.add_argument("--oracle-events", type=int, default=10_000_000)
     parser.add_argument("--bootstrap", help="Kafka bootstrap (default: the stack's)")
     args = parser.parse_args()
@@ -59,8 +94,13 @@ def main() -> None:
     spark = spark_session()
     rates = {}
     for wire in ("json", "columnar"):
-        rates[wire] = generator_rate(spark, bootstrap, wire, args.events)
-        print(f"generator {wire:8} {args.events} events: {rates[wire]:,.0f} events/s")
+        runs = generator_runs(spark, bootstrap, wire, args.events, args.warmup, args.repeats)
+        for rate, cpu in runs:
+            print(
+                f"generator {wire:8} {args.events} events: {rate:,.0f} events/s, "
+                f"Spark CPU {cpu:.1f} s ({args.events / cpu:,.0f} events per CPU second)"
+            )
+        rates[wire] = statistics.median(rate for rate, _ in runs)
     seconds = {}
     for query in ("nexmark-q5", "nexmark-q8"):
         seconds[query], size = oracle_seconds(spark, query, args.oracle_events)
