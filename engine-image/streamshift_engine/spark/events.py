@@ -63,7 +63,7 @@ def kind_frame(
     frame = spark.range(0, chunks, numPartitions=tasks).mapInArrow(run, _spark_schema(kind, names))
     if not with_offsets:
         return frame
-    return _with_offsets(frame)
+    return add_offsets(frame)
 
 
 def _is_kind(within: np.ndarray[Any, Any], kind: str, config: GeneratorConfig) -> Any:
@@ -76,7 +76,7 @@ def _is_kind(within: np.ndarray[Any, Any], kind: str, config: GeneratorConfig) -
     return within >= first_bid
 
 
-def _with_offsets(frame: Any) -> Any:
+def add_offsets(frame: Any) -> Any:
     """Add `offset`: the rank by index within the partition, from 0."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F

@@ -18,15 +18,30 @@ from streamshift_engine.plan.builtin import builtin
 from streamshift_engine.spark.compare import Report, compare
 from streamshift_engine.spark.events import SPARK_TYPES, kind_frame
 from streamshift_engine.spark.kafka import decode_results, read_committed
-from streamshift_engine.spark.queries import QUERIES, Source
+from streamshift_engine.spark.queries import NEXMARK_QUERIES, Source
+from streamshift_engine.spark.seed_queries import SEED_QUERIES
+from streamshift_engine.spark.seed_streams import STREAMS, SeedStreamConfig, seed_frame
+
+QUERIES = {**NEXMARK_QUERIES, **SEED_QUERIES}
+"""Every query the oracle covers: Nexmark q0-q3, q5, q7, q8, SMQ and the seeds' q1-q3."""
 
 
 def generator_source(
-    spark: Any, seed: int, start_index: int, count: int, config: GeneratorConfig | None = None
+    spark: Any,
+    seed: int,
+    start_index: int,
+    count: int,
+    config: GeneratorConfig | None = None,
+    seed_config: SeedStreamConfig | None = None,
 ) -> Source:
-    """Events of generator indices `[start_index, start_index + count)`, as a query reads them."""
+    """Events of generator indices `[start_index, start_index + count)`, as a query reads them:
+    Nexmark kinds from the Nexmark generator, the seeds' `S` and `T` from `seed_streams`."""
 
     def source(kind: str, columns: Sequence[str] | None, with_offsets: bool) -> Any:
+        if kind in STREAMS:
+            return seed_frame(
+                spark, seed, start_index, count, kind, columns, seed_config, with_offsets
+            )
         return kind_frame(spark, seed, start_index, count, kind, columns, config, with_offsets)
 
     return source
