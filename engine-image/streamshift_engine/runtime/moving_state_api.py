@@ -25,6 +25,7 @@ from streamshift_engine.plan import parse_plan
 from streamshift_engine.plan.model import Plan
 from streamshift_engine.runtime import moving_state
 from streamshift_engine.runtime.loop import Worker
+from streamshift_engine.runtime.projection import projected
 
 T = TypeVar("T")
 ACTIONS = frozenset({"export", "begin", "recompute"})
@@ -59,7 +60,8 @@ class MovingStateRoles:
             if body.get("role", "target") != "target":
                 raise ValueError("only role 'target' begins a moving-state migration")
             origin = body.get("origin_plan")
-            old_plan = self.worker.config.plan if origin is None else parse_plan(origin)
+            # an origin runs its plan projected, as every worker does (`runtime.projection`)
+            old_plan = self.worker.config.plan if origin is None else projected(parse_plan(origin))
             answer = await self._once(
                 (migration, action),
                 lambda: self._begin(migration, body["origins"], parts, old_plan),
