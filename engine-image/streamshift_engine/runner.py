@@ -11,7 +11,15 @@ partition's previous maximum is late: it is counted and goes to `dead_letters` w
 `late`, and the query carries on. So windows and
 joins give the same result on any instance and in any run.
 
-A snapshot holds the pipeline state of the chosen partitions and, per (input, partition), the
+An input partition that gets no records would hold the watermark back forever. As Flink's
+`withIdleness`, a partition counts as idle once marked so (`mark_idle`, for example when a
+consumer finds it empty) or once `idle_timeout` seconds of `clock` passed without a record for
+it; idle partitions are left out of the minimum (all idle: the watermark holds). A partition
+stops being idle with its next record; its records below the watermark already used are late
+(they go to the dead letters as any late record), so windows that fired are never fed again.
+
+A snapshot holds the pipeline state of the chosen partitions, the watermark last used (the
+floor below which a woken idle partition's records are late) and, per (input, partition), the
 offset after the last record the state covers (records fed but not yet released are not in it:
 the next owner reads them again from there), the largest timestamp released, and the offset
 after the last record fed (`dead_lettered`): every late record below it already went to the
@@ -20,7 +28,8 @@ dead letters, so one read again after a restore is dropped without a second dead
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from itertools import zip_longest
 from typing import Any
 
@@ -42,7 +51,13 @@ NONE = -1
 class Instance:
     """One engine instance: feed batches per (input, partition), poll results."""
 
-    def __init__(self, plan: Plan, partitions: Collection[int] | None = None) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        partitions: Collection[int] | None = None,
+        idle_timeout: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.plan = plan
         self.pipeline: Pipeline = compile(plan)
         self.input_names = [spec.name for spec in plan.inputs]
@@ -60,12 +75,24 @@ class Instance:
             for op in plan.operators
         )
         self.ordered = self.interleave or any(_order_sensitive(op) for op in plan.operators)
+        self.idle_timeout = idle_timeout
+        self.clock = clock
+        self.started = clock()
+        self.last_fed: dict[Position, float] = {}
+        self.marked_idle: set[Position] = set()
+        self.released: int | None = None
 
     def feed(self, input_name: str, partition: int, batch: Batch) -> None:
         """Records of one input partition, in offset order."""
         if len(batch) == 0:
             return
         position = (input_name, partition)
+        if self._idle(position) and self.released is not None:
+            floor = max(self.max_read.get(position, self.released), self.released)
+            self.max_read[position] = floor
+            self.max_released[position] = max(self.max_released.get(position, floor), floor)
+        self.marked_idle.discard(position)
+        self.last_fed[position] = self.clock()
         self.fed_to[position] = int(batch.offset[-1]) + 1
         previous = self.max_read.get(position, np.iinfo(np.int64).min)
         ts = batch.ts
@@ -96,14 +123,30 @@ class Instance:
             raw = orjson.dumps({"ts": ts, **row}, option=orjson.OPT_SERIALIZE_NUMPY)
             self.dead_letters.append(DeadLetter(batch.source, partition, offset, reason, raw))
 
+    def mark_idle(self, input_name: str, partition: int) -> None:
+        """Leave (input, partition) out of the watermark until its next record."""
+        self.marked_idle.add((input_name, partition))
+
+    def _idle(self, position: Position) -> bool:
+        if position in self.marked_idle:
+            return True
+        if self.idle_timeout is None:
+            return False
+        last = self.last_fed.get(position, self.started)
+        return self.clock() - last > self.idle_timeout
+
     def watermark(self) -> int | None:
-        """Minimum over the instance's input partitions of the largest timestamp read."""
+        """Minimum over the instance's active (not idle) input partitions of the largest
+        timestamp read; when all are idle, the watermark last used."""
         if self.assigned is None:
             positions: Iterable[Position] = self.max_read
         else:
             positions = [(name, p) for name in self.input_names for p in self.assigned]
-        values = [self.max_read.get(position) for position in positions]
-        if not values or any(v is None for v in values):
+        active = [position for position in positions if not self._idle(position)]
+        if not active:
+            return self.released
+        values = [self.max_read.get(position) for position in active]
+        if any(v is None for v in values):
             return None
         return min(v for v in values if v is not None)
 
@@ -112,6 +155,7 @@ class Instance:
         watermark = self.watermark()
         if watermark is None:
             return []
+        self.released = max(watermark, self.released if self.released is not None else watermark)
         results = self._release(watermark)
         results += self.pipeline.advance(watermark)
         return self._count(results)
@@ -200,6 +244,7 @@ class Instance:
             "covered": covered,
             "max_released": released,
             "dead_lettered": dead_lettered,
+            "released": self.released,
         }
         return codec.encode(meta, {"pipeline": np.frombuffer(state, np.uint8)})
 
@@ -217,13 +262,16 @@ class Instance:
             self.max_read[(name, partition)] = max(ts, self.max_read.get((name, partition), ts))
         for name, partition, offset in meta.get("dead_lettered", []):
             self.dead_lettered_to[(name, partition)] = offset
+        released = [w for w in (self.released, meta.get("released")) if w is not None]
+        self.released = max(released) if released else None
 
     def drop(self, partitions: Collection[int]) -> None:
         """Forget the state, buffers and positions of `partitions` (they moved elsewhere)."""
         self.pipeline.drop(partitions)
         leaving = set(partitions)
         tables = (self.buffers, self.max_read, self.max_released, self.fed_to, self.covered_to)
-        for table in (*tables, self.dead_lettered_to):
+        self.marked_idle = {p for p in self.marked_idle if p[1] not in leaving}
+        for table in (*tables, self.dead_lettered_to, self.last_fed):
             for position in [p for p in table if p[1] in leaving]:
                 del table[position]
         if self.assigned is not None:
