@@ -66,7 +66,8 @@ class WorkerConfig:
     s3: S3Settings
     snapshot_interval_s: float
     snapshot_keep: int
-    commit_interval_s: float
+    commit_interval_s: float  # between commits of input positions alone
+    output_commit_interval_s: float  # between commits once there is output to make visible
     batch_size: int
     control_host: str
     control_port: int
@@ -131,6 +132,7 @@ def load(env: Mapping[str, str]) -> WorkerConfig:
         snapshot_interval_s=get.parse("STREAMSHIFT_SNAPSHOT_INTERVAL_S", positive, "30"),
         snapshot_keep=get.parse("STREAMSHIFT_SNAPSHOT_KEEP", natural, "3") or 1,
         commit_interval_s=get.parse("STREAMSHIFT_COMMIT_INTERVAL_S", positive, "0.5"),
+        output_commit_interval_s=get.parse("STREAMSHIFT_OUTPUT_COMMIT_INTERVAL_S", positive, "0.1"),
         batch_size=get.parse("STREAMSHIFT_BATCH_SIZE", natural, "5000") or 1,
         control_host=get.text("POD_IP", "127.0.0.1"),
         control_port=get.parse("STREAMSHIFT_CONTROL_PORT", port, "8080"),

@@ -6,7 +6,9 @@ the output of every poll made after feeding exactly the positions `G` is committ
 transaction as `G` (the group offsets). A worker that (re)starts restores, per partition, the
 snapshot covering the most input (positions `C <= G`), replays `C..G` with its output suppressed
 (it is committed already: the engine's results are a function of the positions fed), then runs
-live. Snapshots are taken right after a commit and uploaded by a background thread.
+live. Output is committed `output_commit_interval_s` after the last commit, input positions
+alone every `commit_interval_s`. Snapshots are taken right after a commit and uploaded by a
+background thread.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ class Worker:
             self._commands()
             self.step(timeout=0.05)
             now = time.monotonic()
-            if now - last_commit >= self.config.commit_interval_s and not self.limit:
+            if now - last_commit >= self.commit_due() and not self.limit:
                 self.commit()
                 last_commit = now
                 if now - last_snapshot >= self.config.snapshot_interval_s:
@@ -114,6 +116,12 @@ class Worker:
         self.uploads.shutdown(wait=True)
         self.sink.close()
         self.source.close()
+
+    def commit_due(self) -> float:
+        """Seconds between commits: short once output waits to become visible (its latency
+        to a `read_committed` reader), longer when only input positions would move on."""
+        config = self.config
+        return config.output_commit_interval_s if self.dirty else config.commit_interval_s
 
     def _commands(self) -> None:
         while True:
