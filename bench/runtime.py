@@ -62,6 +62,7 @@ from bench.runtime_workers import (
 CHUNK = 1000
 COLUMNAR_SCALE = 3
 WARM_UP = 0.2
+Q8_PRELOAD = 1_000_000  # q8 events (mostly persons, one window) held when it moves: ~100 MB
 BATCH_EVENTS = 20_000  # events per consume: JSON records of one event, columnar of CHUNK
 
 
@@ -246,7 +247,7 @@ def migrations(stack: dict[str, str], quick: bool) -> tuple[dict[str, float], fl
         gaps[protocol] = outcome.gap / baseline.gap
         if protocol == "state-transfer":
             pause = outcome.downtime
-    preload = 150_000 if quick else 1_500_000
+    preload = 150_000 if quick else Q8_PRELOAD
     q8 = migration.q8_scenario(preload, preload // 20, rate=preload / 100)
     downtime = {}
     for protocol in ("state-transfer", "savepoint-restart"):
