@@ -4,8 +4,12 @@ The reference is the engine's in-process `Instance` over every input record in t
 (JSON records, Kafka offsets as event order, as the workers read them); the output is the sink
 topic read `read_committed`. Both are compared over the windows that both have closed: results
 whose window ends at or below `bound` (the smallest watermark of the workers and of the
-reference). A reference result absent from the output, or present with other values, is
-missing; an output id seen more than once is a duplicate. Blocking: run it in a thread.
+reference); a result without a window (a range join's, `window_end` -1) is final once its
+last tuple is read, so the reference's are compared when their `max_ts` is at or below `bound`.
+For a plan change the reference is the target plan's: exact when both plans give the same
+answer (a join order, whose results are named by their base tuples). A reference result absent
+from the output, or present with other values, is missing; an output id seen more than once is
+a duplicate. Blocking: run it in a thread.
 """
 
 import time
@@ -16,7 +20,7 @@ import orjson
 from confluent_kafka import Consumer, TopicPartition
 from streamshift_engine.events.wire import Schema, decode_json
 from streamshift_engine.plan import builtin, parse_plan
-from streamshift_engine.runner import Instance, collect
+from streamshift_engine.runner import Instance
 
 from streamshift_operator.models.migration import Verification
 from streamshift_operator.models.streamquery import StreamQuerySpec
@@ -59,8 +63,11 @@ def read_all(bootstrap: str, topic: str, committed: bool) -> dict[int, list[tupl
         consumer.close()
 
 
-def reference(spec: StreamQuerySpec, plan_doc: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
-    """The reference results (no end-of-input flush) and the reference watermark."""
+def reference(
+    spec: StreamQuerySpec, plan_doc: dict[str, Any]
+) -> tuple[list[tuple[dict[str, Any], int]], int]:
+    """The reference results (no end-of-input flush) with the event time from which each is
+    final (its window's end, or its last tuple's), and the reference watermark."""
     plan = builtin(plan_doc["builtin"]) if "builtin" in plan_doc else parse_plan(plan_doc["inline"])
     partitions = spec.sources[0].partitions
     instance = Instance(plan, range(partitions))
@@ -79,7 +86,13 @@ def reference(spec: StreamQuerySpec, plan_doc: dict[str, Any]) -> tuple[list[dic
                     schema,
                 )
                 instance.feed(spec_input.name, partition, batch)
-    results = collect(instance.poll())
+    results = [
+        (record, end if end >= 0 else last)
+        for batch in instance.poll()
+        for record, end, last in zip(
+            batch.to_records(), batch.window_end.tolist(), batch.max_ts.tolist(), strict=True
+        )
+    ]
     return results, instance.watermark() or -1
 
 
@@ -92,7 +105,7 @@ def verify(spec: StreamQuerySpec, plan_doc: dict[str, Any], workers_watermark: i
     closed = [r for r in seen if r["window_end"] <= bound]
     counts = Counter(r["id"] for r in closed)
     present = {orjson.dumps(r, option=orjson.OPT_SORT_KEYS) for r in closed}
-    wanted = [r for r in expected if r["window_end"] <= bound]
+    wanted = [r for r, final in expected if final <= bound]
     missing = sum(1 for r in wanted if orjson.dumps(r, option=orjson.OPT_SORT_KEYS) not in present)
     duplicate = sum(n - 1 for n in counts.values() if n > 1)
     return Verification(missing=missing, duplicate=duplicate, exact=missing == duplicate == 0)
