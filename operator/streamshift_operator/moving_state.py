@@ -4,11 +4,12 @@
 1. PausingOrigin: every origin pod `pause`s its partitions at the current positions (the
    markers) and drains to them (`steps.pause_origin`).
 2. MovingState: each target `begin`s with `protocol: moving-state` and, per origin holding some
-   of its partitions, that origin's control address and those partitions. The target pulls the
-   states from the origins itself (the state never passes through the operator), matches them
-   by state id and adopts the matched ones; the bytes it pulled are the state moved. A target
-   may draw from several origins (a rescale), as each origin exports exactly the partitions
-   asked for and releases them.
+   of its partitions, that origin's control address and those partitions; for a plan change
+   also `origin_plan`, the plan the origins run (the target runs its own, from its ConfigMap).
+   The target pulls the states from the origins itself (the state never passes through the
+   operator), matches them by state id and adopts the matched ones; the bytes it pulled are
+   the state moved. A target may draw from several origins (a rescale), as each origin exports
+   exactly the partitions asked for and releases them.
 3. Recomputing: each target `recompute`s: unmatched states by Algorithm 1, then it runs from
    the positions its state covers; the events from there to the markers, which the origin read
    too, are the events processed twice.
@@ -18,6 +19,7 @@ the target was still pulling) gets the first call's answer.
 
 from typing import Any
 
+from streamshift_operator import planchange
 from streamshift_operator.control import ControlError
 from streamshift_operator.pods import CONTROL_PORT
 from streamshift_operator.run import Run
@@ -37,12 +39,25 @@ def _origins(run: Run, partitions: list[int]) -> list[dict[str, Any]]:
     return found
 
 
+def _origin_plan(run: Run) -> dict[str, Any]:
+    """A plan change's origin plan, which the target restores the exported states into."""
+    origin = run.placed.plan
+    if origin is None or origin.wire() == run.plan:
+        return {}
+    return {"origin_plan": planchange.document(origin)}
+
+
 async def move_states(run: Run) -> bool:
     """Every target pulls and adopts its partitions' matched states from their origins."""
     moved = 0
     for pod, parts in run.targets():
         answer = await run.role(
-            pod, "begin", parts, protocol="moving-state", origins=_origins(run, parts)
+            pod,
+            "begin",
+            parts,
+            protocol="moving-state",
+            origins=_origins(run, parts),
+            **_origin_plan(run),
         )
         moved += int(answer["state_bytes"])
     run.learned["state_bytes"] = moved

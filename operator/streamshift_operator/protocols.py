@@ -2,7 +2,9 @@
 
 Pure functions of the plan's traits (from the engine's `Plan`), the kind of target and the
 state size. The CRD already refuses `unimico` with a plan change; what needs the plan (a
-window to hand over at, state that expires) is checked here and reported in status.
+window to hand over at, state that expires) is checked here and reported in status. A plan
+change runs only by parallel-track or moving-state, whose targets run a plan of their own;
+what the two plans together allow is `planchange`'s check.
 """
 
 from dataclasses import dataclass
@@ -13,6 +15,10 @@ from streamshift_operator.models.migration import Protocol
 # Above this window size a window-boundary hand-off waits longer than moving small state.
 LONG_WINDOW_MS = 300_000
 SMALL_STATE_BYTES = 256 * 1024 * 1024
+
+
+# The protocols whose target runs a plan of its own (seed 001, 4.1 and 4.2).
+PLAN_CHANGERS = frozenset({Protocol.PARALLEL_TRACK, Protocol.MOVING_STATE})
 
 
 class TargetKind(StrEnum):
@@ -45,8 +51,11 @@ def refusal(protocol: Protocol, traits: PlanTraits, target: TargetKind) -> str |
             "no controlling window or keeps unbounded state: use state-transfer, "
             "savepoint-restart or auto"
         )
-    if protocol is Protocol.UNIMICO and target is TargetKind.PLAN:
-        return "protocol unimico cannot change the plan: use parallel-track, moving-state or auto"
+    if target is TargetKind.PLAN and protocol not in PLAN_CHANGERS:
+        return (
+            f"protocol {protocol} cannot change the plan (its target runs the origin's plan): "
+            "use parallel-track, moving-state or auto"
+        )
     return None
 
 
@@ -66,7 +75,13 @@ def choose(traits: PlanTraits, target: TargetKind, state_bytes: int) -> Choice:
         )
     window = traits.window_ms
     long_window = window is not None and window > LONG_WINDOW_MS and state_bytes < SMALL_STATE_BYTES
-    if long_window and target is not TargetKind.PLAN:
+    if long_window and target is TargetKind.PLAN:
+        return Choice(
+            Protocol.MOVING_STATE,
+            f"plan change with a long window ({window} ms) and small state ({state_bytes} "
+            "bytes): moving the matched state is quicker than running both plans for a window",
+        )
+    if long_window:
         return Choice(
             Protocol.STATE_TRANSFER,
             f"window of {window} ms is long and the state is small "

@@ -4,9 +4,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from streamshift_engine.plan import builtin, parse_plan
+from streamshift_operator import planchange
 from streamshift_operator.decide import initial_status
 from streamshift_operator.models.migration import MigrationSpec, MigrationStatus, Phase, Protocol
-from streamshift_operator.models.streamquery import StreamQuerySpec
+from streamshift_operator.models.streamquery import PlanSource, StreamQuerySpec
 from streamshift_operator.record import cost, handover_patch
 from streamshift_operator.statesize import moving_instances
 from streamshift_operator.target import Refused, resolve
@@ -93,18 +95,47 @@ def test_parallel_track_runs_each_target_from_one_origin() -> None:
 @pytest.mark.parametrize(
     ("protocol", "target", "fix"),
     [
-        ("moving-state", {"plan": {"builtin": "nexmark-q5"}}, "only with the origin's plan"),
-        ("parallel-track", {"plan": {"builtin": "nexmark-q5"}}, "only with the origin's plan"),
+        ("state-transfer", {"plan": {"builtin": "nexmark-q2"}}, "cannot change the plan"),
+        ("moving-state", {"plan": {"builtin": "nexmark-q7"}}, "cannot carry the plan's states"),
         ("savepoint-restart", {"parallelism": 5}, "lower it or give the topics more partitions"),
         ("state-transfer", {"moveInstances": [7]}, "no instance [7] runs"),
         ("auto", {"plan": {"builtin": "nexmark-q8"}}, "the target plan is invalid"),
-        ("auto", {"plan": {"builtin": "nexmark-q2"}}, "needs parallel-track or moving-state"),
         ("state-transfer", {"parallelism": 2}, "runs on one instance"),
     ],
 )
 def test_refusals_say_what_to_change(protocol: str, target: dict[str, Any], fix: str) -> None:
     with pytest.raises(Refused, match=fix.replace("[", r"\[").replace("]", r"\]")):
         resolve(mig(protocol, target), Q5, initial_status(Q5), 0)
+
+
+def test_a_plan_change_runs_by_parallel_track_or_moving_state_keeping_the_partitions() -> None:
+    placed = initial_status(Q5)
+    windowed = resolve(mig("auto", {"plan": {"builtin": "nexmark-q7"}}), Q5, placed, 0)
+    assert windowed.protocol is Protocol.PARALLEL_TRACK
+    assert windowed.plan == {"builtin": "nexmark-q7"}
+    assert [i.partitions for i in windowed.instances] == [[0, 1, 2, 3]]
+    stateless = resolve(mig("auto", {"plan": {"builtin": "nexmark-q2"}}), Q5, placed, 0)
+    assert stateless.protocol is Protocol.MOVING_STATE
+    chosen = resolve(mig("moving-state", {"plan": {"builtin": "nexmark-q2"}}), Q5, placed, 0)
+    assert chosen.reason == "chosen in spec.protocol"
+
+
+def test_auto_falls_back_to_moving_state_when_parallel_track_cannot_split_the_plans() -> None:
+    seed_q3 = query("q3", ["S", "T"], 1)  # a join feeding a ROWS sum: no old/new split
+    to_q1 = resolve(mig("auto", {"plan": {"builtin": "q1"}}), seed_q3, initial_status(seed_q3), 0)
+    assert to_q1.protocol is Protocol.MOVING_STATE
+    assert to_q1.reason.startswith("auto prefers parallel-track, but parallel-track cannot split")
+    seed_q1 = query("q1", ["S", "T"], 1)
+    with pytest.raises(Refused, match=r"cannot split the target plan 'q3'.*cannot carry"):
+        resolve(mig("auto", {"plan": {"builtin": "q3"}}), seed_q1, initial_status(seed_q1), 0)
+
+
+def test_a_moving_state_target_gets_the_origin_plan_as_a_plan_document() -> None:
+    for name in ("nexmark-q5", "q3"):
+        document = planchange.document(PlanSource(builtin=name))
+        assert parse_plan(document) == builtin(name)
+    inline = {"name": "x", "inputs": [], "operators": [], "output": "x"}
+    assert planchange.document(PlanSource(inline=inline)) == inline
 
 
 def test_a_query_not_yet_placed_is_refused_until_placed() -> None:

@@ -24,9 +24,12 @@ def test_boundary_protocols_refuse_a_plan_without_window(protocol: Protocol) -> 
     assert refusal(protocol, WINDOWED, TargetKind.RESCALE) is None
 
 
-def test_unimico_refuses_a_plan_change_and_others_accept_it() -> None:
-    assert "cannot change the plan" in str(refusal(Protocol.UNIMICO, WINDOWED, TargetKind.PLAN))
-    for protocol in (Protocol.PARALLEL_TRACK, Protocol.MOVING_STATE, Protocol.STATE_TRANSFER):
+def test_only_parallel_track_and_moving_state_change_the_plan() -> None:
+    for protocol in (Protocol.UNIMICO, Protocol.STATE_TRANSFER, Protocol.SAVEPOINT_RESTART):
+        message = str(refusal(protocol, WINDOWED, TargetKind.PLAN))
+        assert f"protocol {protocol} cannot change the plan" in message
+        assert "use parallel-track, moving-state or auto" in message
+    for protocol in (Protocol.PARALLEL_TRACK, Protocol.MOVING_STATE):
         assert refusal(protocol, WINDOWED, TargetKind.PLAN) is None
 
 
@@ -41,7 +44,8 @@ def test_unimico_refuses_a_plan_change_and_others_accept_it() -> None:
         (UNBOUNDED, TargetKind.PLAN, 0, Protocol.MOVING_STATE),
         (LONG, TargetKind.MOVE, 1024, Protocol.STATE_TRANSFER),
         (LONG, TargetKind.MOVE, 10**9, Protocol.UNIMICO),
-        (LONG, TargetKind.PLAN, 1024, Protocol.PARALLEL_TRACK),
+        (LONG, TargetKind.PLAN, 1024, Protocol.MOVING_STATE),
+        (LONG, TargetKind.PLAN, 10**9, Protocol.PARALLEL_TRACK),
     ],
 )
 def test_auto_choice(
