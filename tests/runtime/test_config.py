@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from streamshift_engine.plan.builtin import q2
+from streamshift_engine.plan.builtin import builtin, q2
 from streamshift_engine.runtime.config import ConfigError, load
 
 S = json.dumps([{"name": "S", "topic": "s", "partitions": 4}])
@@ -42,7 +42,14 @@ def test_operator_env_gives_the_worker_config() -> None:
     assert config.dead_letter_topic == "q5-out.dead"
     assert (config.control_host, config.control_port) == ("127.0.0.2", 8080)
     assert config.snapshot_interval_s == 30 and config.snapshot_keep == 3
+    assert (config.commit_interval_s, config.output_commit_interval_s) == (0.5, 0.1)
     assert not config.hold
+
+
+def test_the_worker_runs_the_plan_narrowed_to_the_fields_it_reads() -> None:
+    config = load(ENV)
+    assert dict(config.plan.input("bid").schema) == {"auction": "int", "date_time": "int"}
+    assert config.plan.operators == builtin("nexmark-q5").operators
 
 
 def test_inline_plan_file_and_config_file(tmp_path: Path) -> None:
