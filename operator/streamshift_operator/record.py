@@ -23,12 +23,14 @@ def cost(status: MigrationStatus, now: datetime) -> Cost:
     return status.cost.model_copy(update={"duration_seconds": duration})
 
 
-def handover_patch(status: MigrationStatus) -> dict[str, Any]:
-    """The query's status once the targets own the partitions."""
-    return {
+def handover_patch(status: MigrationStatus, plan: Any = None) -> dict[str, Any]:
+    """The query's status once the targets own the partitions; with `plan` (a merge patch of
+    the status's plan), the plan they run."""
+    patch = {
         "epoch": status.target_epoch,
         "instances": [
             {"id": i.id, "pod": "", "partitions": i.partitions} for i in status.target_instances
         ],
         "replicas": len(status.target_instances),
     }
+    return patch if plan is None else {**patch, "plan": plan}
