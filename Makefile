@@ -65,6 +65,10 @@ setup-spark: venv ## install pyspark and cache the Spark Kafka connector jars
 bench-spark: setup-spark up ## Spark generator throughput into Kafka and oracle time
 	$(PY) -m bench.spark
 
+.PHONY: spark-k8s-run
+spark-k8s-run: setup-spark up ## Spark on the local API server: driver here, 2 executor pods run by the node agent
+	timeout 600 $(PY) -m streamshift_engine.spark.k8s_client --events 200000
+
 .PHONY: crds
 crds: venv ## generate crds/*.yaml from the operator's typed models (the Helm chart links to them)
 	$(PY) -m streamshift_operator.crdgen crds
