@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +54,12 @@ def session_config(
     return config
 
 
-def spark_session(master: str = "local[2]", driver_memory: str = "2g") -> Any:
-    """Get or create the process's SparkSession with `session_config` and WARN-level logs; an
-    empty `master` keeps what spark-submit configured (Spark on Kubernetes)."""
+def spark_session(
+    master: str = "local[2]", driver_memory: str = "2g", extra: Mapping[str, str] | None = None
+) -> Any:
+    """Get or create the process's SparkSession with `session_config` (then `extra`) and
+    WARN-level logs; an empty `master` keeps what spark-submit configured (Spark on Kubernetes
+    in cluster mode)."""
     from pyspark.sql import SparkSession
 
     if not master:
@@ -66,7 +70,7 @@ def spark_session(master: str = "local[2]", driver_memory: str = "2g") -> Any:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder
-    for key, value in session_config(master, driver_memory).items():
+    for key, value in {**session_config(master, driver_memory), **(extra or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
