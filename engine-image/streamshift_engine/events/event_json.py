@@ -8,9 +8,9 @@ the columns between the constant `{"name":` parts:
 - integer columns: an Arrow cast to text (the decimal digits `orjson` writes for an int);
 - columns whose values are all `str`, or all `bool`, `int`, `float` or `None`: one
   `orjson.dumps` of the whole list, split into its elements with numpy. Inside orjson's text of
-  a list of such numbers the only commas are the separators; inside a list of strings the only
-  `","` are the separators (a quote within a string is always escaped, so a quote preceded by a
-  comma starts a string). Escapes, unicode and float formatting are orjson's own;
+  a list of such numbers the only commas are the separators; in a list of strings the
+  separators are the commas outside the strings (after an even number of unescaped quotes).
+  Escapes, unicode and float formatting are orjson's own;
 - anything else: one `orjson.dumps` per value.
 
 Values `orjson` cannot serialise raise `orjson.JSONEncodeError`, as the per-record dumps would.
@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from streamshift_engine.events.batch import Batch
 
-_COMMA, _QUOTE = 0x2C, 0x22
+_COMMA, _QUOTE, _BACKSLASH = 0x2C, 0x22, 0x5C
 _NUMBER_TYPES = frozenset({bool, int, float, type(None)})
 
 
@@ -68,13 +68,25 @@ def number_text(values: list[Any]) -> pa.Array:
     return _elements(orjson.dumps(values), len(values), quoted=False)
 
 
+def _outside_strings(text: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
+    """Per byte of JSON text, whether it lies outside every string: after an even number of
+    unescaped quotes (a quote is escaped when an odd run of backslashes precedes it)."""
+    positions = np.arange(len(text))
+    plain = np.maximum.accumulate(np.where(text == _BACKSLASH, -1, positions))
+    backslashes = np.zeros(len(text), np.int64)
+    backslashes[1:] = positions[:-1] - plain[:-1]
+    quotes = (text == _QUOTE) & (backslashes % 2 == 0)
+    outside: npt.NDArray[np.bool_] = np.cumsum(quotes) % 2 == 0
+    return outside
+
+
 def _elements(dumped: bytes, n: int, quoted: bool) -> pa.Array:
     """The `n` elements of orjson's text of a non-empty list of strings (`quoted`) or of numbers,
     booleans and nulls: the text between the brackets without the separating commas."""
     inner = np.frombuffer(dumped, np.uint8)[1:-1]
     commas = np.flatnonzero(inner == _COMMA)
-    if quoted:  # a string's text starts and ends with a quote: no comma at either end
-        commas = commas[(inner[commas - 1] == _QUOTE) & (inner[commas + 1] == _QUOTE)]
+    if quoted:  # a separator is a comma outside every string
+        commas = commas[_outside_strings(inner)[commas]]
     offsets = np.empty(n + 1, np.int64)
     offsets[0] = 0
     offsets[1:-1] = commas - np.arange(n - 1)

@@ -77,3 +77,19 @@ def test_an_unserialisable_value_raises_like_orjson() -> None:
     too_big = _batch({"a": _objects([1, 2**64])}, 2)
     with pytest.raises(orjson.JSONEncodeError):
         encode_json(too_big)
+
+
+def test_strings_holding_commas_and_quotes_keep_their_bounds() -> None:
+    """Strings whose JSON text holds `","` (a lone comma, an escaped quote before a comma,
+    escaped backslashes before a quote) split at the separators only."""
+    texts = ["", ",", 'x",', '",', "\\", '\\",\\\\', ",,", '"', "a"]
+    names = np.empty(len(texts), dtype=object)
+    names[:] = texts
+    batch = Batch(
+        "s",
+        np.zeros(len(texts), np.int64),
+        np.zeros(len(texts), np.int32),
+        np.arange(len(texts), dtype=np.int64),
+        {"name": names},
+    )
+    assert encode_events_json(batch).to_pylist() == [orjson.dumps({"name": t}) for t in texts]
