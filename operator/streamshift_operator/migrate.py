@@ -3,8 +3,8 @@
 The phase machine's state is the Migration's status, read afresh every tick and written with
 the resourceVersion it was read at, so a restarted operator (or a tick that lost a race) resumes
 exactly where the status stands. Admission marks the query's `status.activeMigration`; the
-hand-over writes the target placement into the query's status (and its parallelism into the
-spec, as `kubectl scale` would); a terminal phase clears the mark.
+hand-over (`handover`) writes the target placement into the query's status (and its parallelism
+and plan into the spec, as `kubectl scale` would); a terminal phase clears the mark.
 """
 
 import asyncio
@@ -14,6 +14,7 @@ from typing import Any
 from streamshift_operator import admit, events, gap
 from streamshift_operator.context import Context
 from streamshift_operator.control import ControlError
+from streamshift_operator.handover import hand_over
 from streamshift_operator.kube import MIGRATIONS, STREAM_QUERIES
 from streamshift_operator.machine import Action, MachineState, Observation, actions_of, transition
 from streamshift_operator.models.migration import (
@@ -26,7 +27,6 @@ from streamshift_operator.models.migration import (
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
 from streamshift_operator.observe import observe
 from streamshift_operator.pods import QueryIdentity
-from streamshift_operator.record import handover_patch
 from streamshift_operator.run import Run
 from streamshift_operator.steps import perform
 from streamshift_operator.verify import verify
@@ -113,7 +113,7 @@ async def _step(
         status.cost.state_bytes_moved = run.learned["state_bytes"]
         status.cost.events_processed_twice = run.learned["twice"]
     if done and Action.HAND_OVER in actions:
-        done = await _hand_over(ctx, query, status)
+        done = await hand_over(ctx, query, spec, status)
     if done and Action.VERIFY_OUTPUT in actions and status.verification is None:
         done = await _verify(run, status)
     if done and Action.RECORD_COST in actions:
@@ -130,20 +130,3 @@ async def _verify(run: Run, status: MigrationStatus) -> bool:
     await asyncio.sleep(COMMIT_WAIT_S)  # results fired below `bound` are committed by now
     status.verification = await asyncio.to_thread(verify, run.spec, run.plan, bound)
     return True
-
-
-async def _hand_over(ctx: Context, query: dict[str, Any], status: MigrationStatus) -> bool:
-    meta = query["metadata"]
-    placed = StreamQueryStatus.model_validate(query.get("status") or {})
-    if placed.epoch == status.target_epoch:
-        return True
-    count = len(status.target_instances)
-    if query["spec"]["parallelism"] != count:
-        await ctx.kube.patch_spec(
-            STREAM_QUERIES, meta["namespace"], meta["name"], {"parallelism": count}
-        )
-        return False  # read the query again (new resourceVersion) on the next tick
-    patch = handover_patch(status)
-    return await ctx.kube.patch_status(
-        STREAM_QUERIES, meta["namespace"], meta["name"], patch, meta["resourceVersion"]
-    )

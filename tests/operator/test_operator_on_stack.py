@@ -171,9 +171,11 @@ def test_invalid_resources_are_refused_or_reported_and_the_operator_keeps_runnin
         # A valid query still runs; then migrations the operator cannot run fail with why.
         cluster.create(SQ, namespace, sq("q5"))
         wait_for("q5 Running", lambda: ready(cluster, namespace, "q5"), 60)
-        new_plan = {"plan": {"builtin": "nexmark-q5"}}
+        new_plan = {"plan": {"builtin": "nexmark-q7"}}
         cluster.create(MIG, namespace, migration("m-ms", "q5", "moving-state", new_plan))
-        assert "only with the origin's plan" in reported(cluster, MIG, namespace, "m-ms", "Failed")
+        assert "cannot carry the plan's states" in reported(
+            cluster, MIG, namespace, "m-ms", "Failed"
+        )
         cluster.create(MIG, namespace, migration("m-wide", "q5", "auto", {"parallelism": 2}))
         assert "runs on one instance" in reported(cluster, MIG, namespace, "m-wide", "Failed")
         assert ready(cluster, namespace, "q5") is not None  # still served after every refusal
