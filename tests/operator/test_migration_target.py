@@ -7,6 +7,7 @@ import pytest
 from streamshift_engine.plan import builtin, parse_plan
 from streamshift_operator import planchange
 from streamshift_operator.decide import initial_status
+from streamshift_operator.handover import replacing
 from streamshift_operator.models.migration import MigrationSpec, MigrationStatus, Phase, Protocol
 from streamshift_operator.models.streamquery import PlanSource, StreamQuerySpec
 from streamshift_operator.record import cost, handover_patch
@@ -175,5 +176,14 @@ def test_duration_from_the_phase_timeline_and_the_hand_over_patch() -> None:
     assert recorded.output_gap_seconds is None  # measured on the output topic (gap.py)
     assert recorded.state_bytes_moved == 4096
     patch = handover_patch(status)
-    assert patch["epoch"] == 1 and patch["replicas"] == 2
+    assert patch["epoch"] == 1 and patch["replicas"] == 2 and "plan" not in patch
     assert [i["partitions"] for i in patch["instances"]] == [[0, 1], [2, 3]]
+    assert handover_patch(status, {"builtin": "q1"})["plan"] == {"builtin": "q1"}
+
+
+def test_a_plan_is_replaced_whole_by_a_merge_patch() -> None:
+    old = {"inline": {"name": "a", "inputs": [{"name": "S"}], "extra": {"x": 1}}}
+    new = {"inline": {"name": "b", "inputs": []}}
+    assert replacing(old, new) == {"inline": {"name": "b", "inputs": [], "extra": None}}
+    assert replacing(old, {"builtin": "q1"}) == {"inline": None, "builtin": "q1"}
+    assert replacing(None, {"builtin": "q1"}) == {"builtin": "q1"}
