@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes import client, config
+from streamshift_dev.workers import stack_env
 from streamshift_operator.pods import CONTROL_PORT
 
-from bench.runtime import stack_env
 from e2e.demo import feed
 
 GROUP, VERSION, SQ, MIG = "streamshift.io", "v1alpha1", "streamqueries", "migrations"

@@ -50,9 +50,10 @@ from streamshift_engine.runtime.projection import projected
 from bench import runtime_migration as migration
 from bench.runtime_workers import (
     PARTITIONS,
+    Services,
     create_topics,
     delete_topics,
-    stack_env,
+    services,
     start,
     status,
     wait_ready,
@@ -121,7 +122,7 @@ def in_process(
 
 
 def worker_rate(
-    stack: dict[str, str],
+    stack: Services,
     plan_name: str,
     encoded: dict[str, dict[int, list[bytes]]],
     fmt: str,
@@ -130,7 +131,7 @@ def worker_rate(
     run = f"bench-{uuid.uuid4().hex[:6]}"
     topics = {name: f"{run}-{name}" for name in encoded}
     create_topics(stack, [*topics.values(), f"{run}-out", f"{run}-out.dead"])
-    producer = Producer({"bootstrap.servers": stack["KAFKA_BOOTSTRAP"], "linger.ms": 20})
+    producer = Producer({"bootstrap.servers": stack.kafka, "linger.ms": 20})
     for name, parts in encoded.items():
         for p, values in parts.items():
             for value in values:
@@ -194,7 +195,7 @@ def main() -> None:
     parser.add_argument("--queries", nargs="+", default=["nexmark-q5", "nexmark-q8"])
     parser.add_argument("--quick", action="store_true", help="small inputs, short flows")
     args = parser.parse_args()
-    stack = stack_env()
+    stack = services()
     throughput = throughput_ratios(stack, args.queries, 200_000 if args.quick else args.events)
     gaps, pause, savepoint_vs_best = migrations(stack, args.quick)
     print(
@@ -206,7 +207,7 @@ def main() -> None:
     )
 
 
-def throughput_ratios(stack: dict[str, str], queries: list[str], count: int) -> dict[str, float]:
+def throughput_ratios(stack: Services, queries: list[str], count: int) -> dict[str, float]:
     """Per format, the lower worker-to-in-process ratio over the queries."""
     ratios: dict[str, list[float]] = {"json": [], "columnar": []}
     for plan_name in queries:
@@ -231,7 +232,7 @@ def throughput_ratios(stack: dict[str, str], queries: list[str], count: int) -> 
     return {fmt: min(values) for fmt, values in ratios.items()}
 
 
-def migrations(stack: dict[str, str], quick: bool) -> tuple[dict[str, float], float, float]:
+def migrations(stack: Services, quick: bool) -> tuple[dict[str, float], float, float]:
     """q5 with input flowing: each protocol's gap ratio against the run without migration and
     state-transfer's pause; q8 with a large state: savepoint-restart's downtime over the best
     state-moving protocol's."""

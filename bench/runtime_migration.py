@@ -40,6 +40,7 @@ from streamshift_engine.runner import Instance, collect, run_plan
 
 from bench.runtime_workers import (
     PARTITIONS,
+    Services,
     control,
     create_topics,
     start,
@@ -282,7 +283,7 @@ DRIVERS: dict[str, Driver] = {
 }
 
 
-def measure(stack: dict[str, str], scenario: Scenario, protocol: str | None) -> Outcome:
+def measure(stack: Services, scenario: Scenario, protocol: str | None) -> Outcome:
     """One run: the workers, the flow, the protocol (None: no migration), the output."""
     run = f"mig-{uuid.uuid4().hex[:6]}"
     names = list(scenario.inputs)
@@ -298,8 +299,8 @@ def measure(stack: dict[str, str], scenario: Scenario, protocol: str | None) -> 
         STREAMSHIFT_PARTITIONS=",".join(map(str, scenario.moving)),
         STREAMSHIFT_START="hold",
     )
-    flow = Flow(stack["KAFKA_BOOTSTRAP"], run, encoded(scenario), scenario.preload, scenario.rate)
-    reader = Reader(stack["KAFKA_BOOTSTRAP"], f"{run}-out")
+    flow = Flow(stack.kafka, run, encoded(scenario), scenario.preload, scenario.rate)
+    reader = Reader(stack.kafka, f"{run}-out")
     processes = [start(origin, "origin")]
     context = {
         "origin": origin,

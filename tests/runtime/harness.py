@@ -1,5 +1,6 @@
 """Test harness for worker processes: topics with Nexmark input, the in-process reference,
-worker processes and a `read_committed` reader of their output."""
+worker processes (launched by `streamshift_dev.workers`, shared with `make bench-runtime`) and a
+`read_committed` reader of their output."""
 
 from __future__ import annotations
 
@@ -7,16 +8,15 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, Producer
-from confluent_kafka.admin import AdminClient
-from confluent_kafka.cimpl import NewTopic
+from streamshift_dev import workers
+from streamshift_dev.workers import Services as Services
+from streamshift_dev.workers import free_port as free_port
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.wire import encode_columnar, encode_json
 from streamshift_engine.nexmark.config import GeneratorConfig
@@ -28,19 +28,8 @@ TOKEN = "test-token"
 LOGS: dict[int, Path] = {}
 
 
-@dataclass(frozen=True)
-class Services:
-    kafka: str
-    s3_endpoint: str
-    s3_access_key: str
-    s3_secret_key: str
-
-
 def create_topics(services: Services, names: list[str], partitions: int) -> None:
-    admin = AdminClient({"bootstrap.servers": services.kafka})
-    futures = admin.create_topics([NewTopic(n, partitions, 1) for n in names])
-    for future in futures.values():
-        future.result(30)
+    workers.create_topics(services, names, partitions)
 
 
 def nexmark_input(count: int, partitions: int, start: int = 0) -> dict[str, Batch]:
@@ -111,43 +100,10 @@ def read_committed(services: Services, topic: str, expect: int, timeout: float) 
 
 
 def worker_env(services: Services, run_id: str, plan: str, **extra: str) -> dict[str, str]:
-    sources = [
-        {"name": s.name, "topic": f"{run_id}-{s.name}", "partitions": 4}
-        for s in builtin(plan).inputs
-    ]
-    env = {
-        **os.environ,
-        "STREAMSHIFT_QUERY": run_id,
-        "STREAMSHIFT_NAMESPACE": "test",
-        "STREAMSHIFT_INSTANCE": "0",
-        "STREAMSHIFT_EPOCH": "0",
-        "STREAMSHIFT_PARTITIONS": "0,1,2,3",
-        "STREAMSHIFT_PLAN": json.dumps({"builtin": plan}),
-        "STREAMSHIFT_SOURCES": json.dumps(sources),
-        "STREAMSHIFT_SINKS": json.dumps(
-            [{"name": "out", "topic": f"{run_id}-out", "partitions": 4}]
-        ),
-        "STREAMSHIFT_KAFKA_BOOTSTRAP": services.kafka,
-        "STREAMSHIFT_S3_ENDPOINT": services.s3_endpoint,
-        "STREAMSHIFT_S3_BUCKET": "runtime-tests",
-        "STREAMSHIFT_S3_PREFIX": f"{run_id}/",
-        "STREAMSHIFT_S3_ACCESS_KEY": services.s3_access_key,
-        "STREAMSHIFT_S3_SECRET_KEY": services.s3_secret_key,
-        "STREAMSHIFT_CONTROL_TOKEN": TOKEN,
-        "STREAMSHIFT_CONTROL_PORT": str(free_port()),
-        "STREAMSHIFT_SNAPSHOT_INTERVAL_S": "1",
-        "POD_IP": "127.0.0.1",
-    }
-    env.update(extra)
-    return env
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    inputs = [s.name for s in builtin(plan).inputs]
+    settings = {"STREAMSHIFT_NAMESPACE": "test", "STREAMSHIFT_EPOCH": "0", **extra}
+    settings.setdefault("STREAMSHIFT_SNAPSHOT_INTERVAL_S", "1")
+    return workers.worker_env(services, run_id, plan, inputs, 4, TOKEN, "runtime-tests", **settings)
 
 
 class WorkerProcesses:
@@ -159,9 +115,7 @@ class WorkerProcesses:
 
     def start(self, env: dict[str, str]) -> subprocess.Popen[bytes]:
         path = self.logs / f"worker-{len(self.started)}.log"
-        log = open(path, "wb")  # noqa: SIM115
-        command = [sys.executable, "-m", "streamshift_engine.runtime"]
-        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        process = workers.start(env, path)
         self.started.append(process)
         LOGS[process.pid] = path
         return process
@@ -180,30 +134,14 @@ def control(
     env: dict[str, str], method: str, path: str, body: Any = None, token: str = TOKEN
 ) -> tuple[int, Any]:
     """Call a worker's control API; returns (status, parsed JSON)."""
-    url = f"http://127.0.0.1:{env['STREAMSHIFT_CONTROL_PORT']}{path}"
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method)
-    request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read() or b"null")
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"null")
+    return workers.control(env, method, path, body, token)
 
 
 def wait_ready(env: dict[str, str], process: subprocess.Popen[bytes], timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            tail = LOGS[process.pid].read_text()[-3000:] if process.pid in LOGS else ""
-            raise AssertionError(f"worker exited with {process.returncode}:\n{tail}")
-        try:
-            if control(env, "GET", "/readyz")[0] == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("worker not ready in time")
+    try:
+        workers.wait_ready(env, process, timeout, LOGS.get(process.pid))
+    except RuntimeError as error:
+        raise AssertionError(str(error)) from None
 
 
 def metric(env: dict[str, str], sample: str) -> float:
