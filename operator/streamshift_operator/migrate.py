@@ -44,6 +44,7 @@ async def tick(ctx: Context, namespace: str, name: str) -> bool:
     status = MigrationStatus.model_validate(body.get("status") or {})
     if status.phase in TERMINAL:
         return False
+    as_read = status.model_copy(deep=True)
     now = datetime.now(UTC)
     if not status.phase_history:
         status.phase_history.append(PhaseRecord(phase=status.phase, entered_at=now))
@@ -71,6 +72,8 @@ async def tick(ctx: Context, namespace: str, name: str) -> bool:
     status.phase = decision.phase
     status.message = decision.message
     status.observed_generation = body["metadata"]["generation"]
+    if status == as_read:
+        return False  # nothing new: no write, no watch event
     version = body["metadata"]["resourceVersion"]
     if not await ctx.kube.patch_status(MIGRATIONS, namespace, name, status.wire(), version):
         return False
