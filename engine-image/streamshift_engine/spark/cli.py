@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
     gen.set_defaults(handler=generate_command)
     ver = subparsers.add_parser("verify", help="compare an output topic with the Spark oracle")
     _common(ver)
-    ver.add_argument("--query", required=True, help="nexmark-q0..q8 or smq")
+    ver.add_argument("--query", required=True, help="nexmark-q0..q8, smq, or the seeds q1..q3")
     ver.add_argument("--topic", required=True, help="the query's output topic")
     ver.add_argument("--timeout", type=float, default=60.0)
     ver.set_defaults(handler=verify_command)
