@@ -65,8 +65,8 @@ setup-spark: venv ## install pyspark and cache the Spark Kafka connector jars
 bench-spark: setup-spark up ## Spark generator throughput into Kafka and oracle time
 	$(PY) -m bench.spark
 
-.PHONY: spark-k8s-run
-spark-k8s-run: setup-spark up ## Spark on the local API server: driver here, 2 executor pods run by the node agent
+.PHONY: spark-kube-run
+spark-kube-run: setup-spark up ## Spark on the local API server: driver here, 2 executor pods run by the node agent
 	timeout 600 $(PY) -m streamshift_engine.spark.k8s_client --events 200000
 
 .PHONY: crds

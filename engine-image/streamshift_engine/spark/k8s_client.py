@@ -9,7 +9,7 @@ that entrypoint over the venv's pyspark. The executors connect back to the drive
 driver *pod* (cluster mode) still cannot run there: it needs the `spark.properties` ConfigMap
 volume that spark-submit mounts into it.
 
-`python -m streamshift_engine.spark.k8s_client --events N` (`make spark-k8s-run`) generates
+`python -m streamshift_engine.spark.k8s_client --events N` (`make spark-kube-run`) generates
 N Nexmark events into fresh Kafka topics with two executor pods in a fresh namespace, prints
 the executor pods it saw and the records in Kafka, and removes the namespace and the topics.
 """
