@@ -127,7 +127,8 @@ def in_process(
 
 
 def batch_records(fmt: str) -> int:
-    """Records per worker consume and per in-process poll: `BATCH_EVENTS` events."""
+    """Records per (input, partition) of a worker consume and of an in-process poll:
+    `BATCH_EVENTS` events."""
     return BATCH_EVENTS if fmt == "json" else BATCH_EVENTS // CHUNK
 
 
@@ -152,7 +153,7 @@ def worker_rate(
                     except BufferError:
                         producer.poll(0.1)
     producer.flush(120)
-    batch = str(batch_records(fmt))
+    batch = str(batch_records(fmt) * len(encoded) * PARTITIONS)  # records of every position
     env = worker_env(stack, run, plan_name, list(encoded), fmt, STREAMSHIFT_BATCH_SIZE=batch)
     process = start(env, "worker")
     try:
