@@ -68,25 +68,27 @@ def number_text(values: list[Any]) -> pa.Array:
     return _elements(orjson.dumps(values), len(values), quoted=False)
 
 
-def _outside_strings(text: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
-    """Per byte of JSON text, whether it lies outside every string: after an even number of
-    unescaped quotes (a quote is escaped when an odd run of backslashes precedes it)."""
-    positions = np.arange(len(text))
-    plain = np.maximum.accumulate(np.where(text == _BACKSLASH, -1, positions))
-    backslashes = np.zeros(len(text), np.int64)
-    backslashes[1:] = positions[:-1] - plain[:-1]
-    quotes = (text == _QUOTE) & (backslashes % 2 == 0)
-    outside: npt.NDArray[np.bool_] = np.cumsum(quotes) % 2 == 0
-    return outside
+def _separators(inner: npt.NDArray[np.uint8]) -> npt.NDArray[np.intp]:
+    """Positions of the commas outside every string of JSON text: those after an even number of
+    unescaped quotes (a quote is escaped when an odd run of backslashes precedes it). Only quote
+    and comma positions are looked at, and backslashes only when the text has any."""
+    commas = np.flatnonzero(inner == _COMMA)
+    quotes = np.flatnonzero(inner == _QUOTE)
+    if quotes.size and (inner == _BACKSLASH).any():
+        positions = np.arange(len(inner))
+        plain = np.maximum.accumulate(np.where(inner == _BACKSLASH, -1, positions))
+        run = np.zeros(len(inner), np.int64)  # backslashes right before each byte
+        run[1:] = positions[:-1] - plain[:-1]
+        quotes = quotes[run[quotes] % 2 == 0]
+    separators: npt.NDArray[np.intp] = commas[np.searchsorted(quotes, commas) % 2 == 0]
+    return separators
 
 
 def _elements(dumped: bytes, n: int, quoted: bool) -> pa.Array:
     """The `n` elements of orjson's text of a non-empty list of strings (`quoted`) or of numbers,
     booleans and nulls: the text between the brackets without the separating commas."""
     inner = np.frombuffer(dumped, np.uint8)[1:-1]
-    commas = np.flatnonzero(inner == _COMMA)
-    if quoted:  # a separator is a comma outside every string
-        commas = commas[_outside_strings(inner)[commas]]
+    commas = _separators(inner) if quoted else np.flatnonzero(inner == _COMMA)
     offsets = np.empty(n + 1, np.int64)
     offsets[0] = 0
     offsets[1:-1] = commas - np.arange(n - 1)
