@@ -5,15 +5,16 @@ The input is generated, encoded and produced first (not timed); columnar cases r
 `COLUMNAR_SCALE` times as many events (they go that much faster, and a run must last long enough
 for its rate to be the steady one). The in-process figure is the engine's as `make bench-engine`
 measures it: the same records decoded (only the fields the plan reads, as the worker does), fed to
-an engine `Instance` per partition in batches of the worker's size with a poll after each, and the
-results encoded as JSON records. The worker figure is its events per second as its control API
-counts them. Both rates leave out the first `WARM_UP` share of the input (start-up, first imports,
-first windows), and each is given per wall-clock second and per CPU second of the process doing
-the work (every thread: the worker's librdkafka threads count). The final line takes the lower
-per-CPU-second ratio over the queries: on a machine shared with other jobs the wall clock mostly
-measures how the scheduler split the cores between two runs made at different times, while CPU
-time measures the work; with a core to spare the worker's wall-clock rate is at least that ratio
-(its librdkafka threads run beside the loop). Topics are deleted after each case.
+an engine `Instance` in rounds like the worker's consumes (a batch of the worker's size of every
+(input, partition), then a poll), and the results encoded as JSON records. The worker figure is its
+events per second as its control API counts them. Both rates leave out the first `WARM_UP` share of
+the input (start-up, first imports, first windows), and each is given per wall-clock second and per
+CPU second of the process doing the work (every thread: the worker's librdkafka threads count). The
+final line takes the lower per-CPU-second ratio over the queries: on a machine shared with other
+jobs the wall clock mostly measures how the scheduler split the cores between two runs made at
+different times, while CPU time measures the work; with a core to spare the worker's wall-clock
+rate is at least that ratio (its librdkafka threads run beside the loop). Topics are deleted after
+each case.
 
 Then the migration benchmark (`bench.runtime_migration`): per protocol the output gap against
 the run without migration, downtime, duration and state bytes moved, and on q8 with a large
@@ -99,28 +100,35 @@ class Rate:
 def in_process(
     plan_name: str, encoded: dict[str, dict[int, list[bytes]]], fmt: str, everything: int
 ) -> Rate:
+    """Round after round, as a worker's consumes: a batch of every (input, partition), then one
+    poll whose results are encoded."""
     plan = projected(builtin(plan_name))
     instance = Instance(plan, range(PARTITIONS))
+    schemas = {
+        spec.name: Schema(spec.name, tuple(spec.schema.items()), spec.time_field)  # type: ignore[arg-type]
+        for spec in plan.inputs
+    }
+    step = batch_records(fmt)
+    rounds = max(len(values) for parts in encoded.values() for values in parts.values())
     total = 0
     warm: tuple[float, float, int] | None = None
-    for spec in plan.inputs:
-        schema = Schema(spec.name, tuple(spec.schema.items()), spec.time_field)  # type: ignore[arg-type]
-        for p, values in encoded[spec.name].items():
-            step = batch_records(fmt)
-            for s in range(0, len(values), step):
+    for s in range(0, rounds, step):
+        for name, parts in encoded.items():
+            for p, values in parts.items():
                 chunk = values[s : s + step]
+                if not chunk:
+                    continue
                 if fmt == "json":
-                    batch, _ = decode_json(
-                        spec.name, chunk, [p] * len(chunk), range(s, s + len(chunk)), schema
-                    )
+                    offsets = range(s, s + len(chunk))
+                    batch, _ = decode_json(name, chunk, [p] * len(chunk), offsets, schemas[name])
                 else:
-                    batch = Batch.concat([decode_columnar(v, schema.names) for v in chunk])
-                instance.feed(spec.name, p, batch)
+                    batch = Batch.concat([decode_columnar(v, schemas[name].names) for v in chunk])
+                instance.feed(name, p, batch)
                 total += len(batch)
-                for results in instance.poll():
-                    encode_results_json(results)
-                if warm is None and total >= WARM_UP * everything:
-                    warm = (time.perf_counter(), time.process_time(), total)
+        for results in instance.poll():
+            encode_results_json(results)
+        if warm is None and total >= WARM_UP * everything:
+            warm = (time.perf_counter(), time.process_time(), total)
     assert warm is not None
     wall, cpu = time.perf_counter() - warm[0], time.process_time() - warm[1]
     return Rate((total - warm[2]) / wall, (total - warm[2]) / cpu)
