@@ -10,7 +10,7 @@ CASES ?= 500
 .PHONY: help venv setup setup-spark up down status test test-unit lint fmt demo bench-engine verify-protocols bench-protocols bench-spark
 
 help: ## list the targets
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 venv: $(VENV)/.installed ## create .venv with the pinned Python dependencies
 $(VENV)/.installed: pyproject.toml
