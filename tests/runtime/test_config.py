@@ -50,6 +50,12 @@ def test_the_worker_runs_the_plan_narrowed_to_the_fields_it_reads() -> None:
     config = load(ENV)
     assert dict(config.plan.input("bid").schema) == {"auction": "int", "date_time": "int"}
     assert config.plan.operators == builtin("nexmark-q5").operators
+    bid = config.schemas["bid"]
+    assert bid.fields == (("auction", "int"), ("date_time", "int"))
+    assert {name for name, _ in bid.unread} == set(builtin("nexmark-q5").input("bid").schema) - {
+        "auction",
+        "date_time",
+    }
 
 
 def test_inline_plan_file_and_config_file(tmp_path: Path) -> None:

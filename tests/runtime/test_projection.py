@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from streamshift_engine.events import typed_json
 from streamshift_engine.events.batch import Batch
+from streamshift_engine.events.wire import decode_json, encode_json
 from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.plan import builtin, builtin_names, parse_plan
 from streamshift_engine.runner import collect, run_plan
-from streamshift_engine.runtime.projection import fields_read, projected
+from streamshift_engine.runtime.projection import fields_read, input_schemas, projected
 
 NEXMARK = [name for name in builtin_names() if name.startswith("nexmark-")]
 
@@ -61,6 +63,27 @@ def test_projected_input_gives_the_same_results(name: str) -> None:
     narrow, _ = run_plan(projected(plan), {n: [b] for n, b in narrowed.items()})
     expected = sorted(json.dumps(r, sort_keys=True) for r in collect(full))
     assert expected and sorted(json.dumps(r, sort_keys=True) for r in collect(narrow)) == expected
+
+
+@pytest.mark.parametrize("name", NEXMARK)
+def test_input_schemas_read_the_projected_fields_and_let_records_take_the_typed_path(
+    name: str,
+) -> None:
+    plan = builtin(name)
+    events = generate(3, 0, 4000, GeneratorConfig(partitions=2))
+    for spec, narrow in zip(plan.inputs, projected(plan).inputs, strict=True):
+        schema = input_schemas(plan)[spec.name]
+        assert dict(schema.fields) == dict(narrow.schema)
+        assert dict(schema.fields + schema.unread) == dict(spec.schema)
+        batch = events[spec.name]
+        records = encode_json(batch)
+        # the typed decoder accepts whole Nexmark records: the fast path is the one taken
+        typed = typed_json.decode_columns(records, schema.fields + schema.unread, schema.fields)
+        decoded, dead = decode_json(spec.name, records, batch.partition, batch.offset, schema)
+        assert dead == [] and list(decoded.columns) == list(narrow.schema)
+        for field in narrow.schema:
+            assert typed[field].tolist() == batch.columns[field].tolist()
+            assert decoded.columns[field].tolist() == batch.columns[field].tolist()
 
 
 def _only(batch: Batch, names: tuple[str, ...]) -> Batch:

@@ -4,7 +4,8 @@ The env names are the operator's pod contract (`streamshift_operator.pods._env`)
 as text in STREAMSHIFT_PLAN (the ConfigMap's document: `{builtin: name}`, `{inline: {...}}` or a
 plan object) or from the file STREAMSHIFT_PLAN_FILE. Every problem raises `ConfigError` naming
 the setting to fix; env values override the file's. The worker runs the plan with its inputs
-narrowed to the fields it reads (`projection`).
+narrowed to the fields it reads (`projection`), and decodes its inputs with `schemas`: those
+fields, the others as unread.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from typing import Any, Literal
 
 import yaml
 
+from streamshift_engine.events.wire import Schema
 from streamshift_engine.plan import PlanError, builtin, parse_plan
 from streamshift_engine.plan.model import Plan
-from streamshift_engine.runtime.projection import projected
+from streamshift_engine.runtime.projection import input_schemas, projected
 from streamshift_engine.runtime.settings import ConfigError as ConfigError
 from streamshift_engine.runtime.settings import (
     Getter,
@@ -57,6 +59,7 @@ class WorkerConfig:
     epoch: int
     partitions: tuple[int, ...]
     plan: Plan
+    schemas: Mapping[str, Schema]  # per input: the fields `plan` reads, the rest unread
     plan_version: str
     sources: tuple[Topic, ...]
     sinks: tuple[Topic, ...]
@@ -115,6 +118,7 @@ def load(env: Mapping[str, str]) -> WorkerConfig:
         epoch=get.parse("STREAMSHIFT_EPOCH", natural, "0"),
         partitions=partitions,
         plan=projected(plan),
+        schemas=input_schemas(plan),
         plan_version=version,
         sources=sources,
         sinks=sinks,

@@ -22,7 +22,7 @@ import numpy.typing as npt
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, TopicPartition
 
 from streamshift_engine.events.batch import Batch
-from streamshift_engine.events.wire import DeadLetter, Schema, decode_columnar, decode_json
+from streamshift_engine.events.wire import DeadLetter, decode_columnar, decode_json
 from streamshift_engine.runtime.config import WorkerConfig
 
 COLUMNAR_SLOTS = 1 << 20
@@ -53,10 +53,7 @@ class KafkaSource:
         self.inputs = {s.topic: s.name for s in config.sources}
         self.codes = {s.topic: i for i, s in enumerate(config.sources)}
         self.names = [s.name for s in config.sources]
-        self.schemas = {
-            spec.name: Schema(spec.name, tuple(spec.schema.items()), spec.time_field)  # type: ignore[arg-type]
-            for spec in config.plan.inputs
-        }
+        self.schemas = config.schemas
         self.consumer = Consumer(
             {
                 "bootstrap.servers": config.kafka_bootstrap,
