@@ -38,7 +38,6 @@ from pathlib import Path
 from confluent_kafka import Producer
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.wire import (
-    Schema,
     decode_columnar,
     decode_json,
     encode_columnar,
@@ -50,7 +49,7 @@ from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.plan import builtin
 from streamshift_engine.plan.model import Plan
 from streamshift_engine.runner import Instance
-from streamshift_engine.runtime.projection import projected
+from streamshift_engine.runtime.projection import input_schemas, projected
 
 from bench import runtime_migration as migration
 from bench.runtime_workers import (
@@ -104,10 +103,7 @@ def in_process(
     poll whose results are encoded."""
     plan = projected(builtin(plan_name))
     instance = Instance(plan, range(PARTITIONS))
-    schemas = {
-        spec.name: Schema(spec.name, tuple(spec.schema.items()), spec.time_field)  # type: ignore[arg-type]
-        for spec in plan.inputs
-    }
+    schemas = input_schemas(builtin(plan_name))
     step = batch_records(fmt)
     rounds = max(len(values) for parts in encoded.values() for values in parts.values())
     total = 0
