@@ -9,12 +9,12 @@ q8: partitions 2 and 3; savepoint-restart: always the whole query) to a second w
 Measured: output gap (the longest wall-clock pause between results while input flows) against
 the same run without migration, downtime (the longest time the moving partitions were read by
 no worker: from pause or stop to the target's restore), duration (first to last protocol call),
-state bytes moved (the snapshot's size), and whether the output is exact (no duplicate, nothing
-outside the in-process reference, nothing of it missing).
+state bytes moved (the snapshot's size; moving-state: the export's), and whether the output is
+exact (no duplicate, nothing outside the in-process reference, nothing of it missing).
 
 On q8 with a large state (columnar input, a preload of mostly persons), savepoint-restart's
-downtime against state-transfer's (UniMiCo needs the windows to move on to finish, which a
-large-state q8 run does not give in its time).
+downtime against state-transfer's and moving-state's (UniMiCo needs the windows to move on to
+finish, which a large-state q8 run does not give in its time).
 """
 
 from __future__ import annotations
@@ -226,6 +226,22 @@ def state_transfer(run: dict[str, Any]) -> dict[str, Any]:
     return {"downtime": end - begin, "duration": end - begin, "bytes": manifest["size"]}
 
 
+def moving_state(run: dict[str, Any]) -> dict[str, Any]:
+    """Seed 001, 4.1: pause at markers as state-transfer does, then the target pulls the states
+    straight from the origin's control API (no S3) and resumes from the positions they cover."""
+    origin, target, moving = run["origin"], run["target"], {"partitions": run["moving"]}
+    address = f"127.0.0.1:{origin['STREAMSHIFT_CONTROL_PORT']}"
+    begin = time.monotonic()
+    while not control(origin, "POST", "/v1/migrations/m/pause", moving)[1]["paused"]:
+        time.sleep(0.01)
+    body = {"role": "target", "protocol": "moving-state", **moving}
+    body["origins"] = [{"address": address, **moving}]
+    begun = _ok(control(target, "POST", "/v1/migrations/m/begin", body))
+    _ok(control(target, "POST", "/v1/migrations/m/recompute", moving))
+    end = time.monotonic()
+    return {"downtime": end - begin, "duration": end - begin, "bytes": begun["state_bytes"]}
+
+
 def unimico(run: dict[str, Any]) -> dict[str, Any]:
     origin, target, moving = run["origin"], run["target"], {"partitions": run["moving"]}
     begin = time.monotonic()
@@ -279,6 +295,7 @@ DRIVERS: dict[str, Driver] = {
     "unimico": unimico,
     "parallel-track": parallel_track,
     "state-transfer": state_transfer,
+    "moving-state": moving_state,
     "savepoint-restart": savepoint_restart,
 }
 
@@ -309,7 +326,7 @@ def measure(stack: Services, scenario: Scenario, protocol: str | None) -> Outcom
         "moving": scenario.moving,
     }
     try:
-        if protocol in ("unimico", "parallel-track", "state-transfer"):
+        if protocol in ("unimico", "parallel-track", "state-transfer", "moving-state"):
             processes.append(start(target, "target"))
             wait_ready(target, processes[-1])
         wait_ready(origin, processes[0])
