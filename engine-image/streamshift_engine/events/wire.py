@@ -276,13 +276,19 @@ def encode_results_columnar(results: ResultBatch) -> bytes:
 
 def result_ids(results: ResultBatch) -> pa.Array:
     """`results.ids()` as an Arrow string array, joined by Arrow compute when every key column
-    holds integers or strings (whose Arrow text equals Python's `str`), else from `ids()`."""
+    holds integers or strings (whose Arrow text equals Python's `str`), else from `ids()`. With
+    a key column, window bounds holding one value are joined as constant text."""
     key_texts = [_key_text(column) for column in results.keys.values()]
     if len(results) == 0 or any(text is None for text in key_texts):
         return pa.array(results.ids(), type=pa.string())
-    bounds = [pc.cast(pa.array(b), pa.string()) for b in (results.window_start, results.window_end)]
-    key = pc.binary_join_element_wise(*key_texts, ":") if key_texts else ""
-    return pc.binary_join_element_wise(results.query, *bounds, key, "|")
+    if not key_texts:
+        bounds = [
+            pc.cast(pa.array(b), pa.string()) for b in (results.window_start, results.window_end)
+        ]
+        return pc.binary_join_element_wise(results.query, *bounds, "", "|")
+    starts, ends = (result_json.integer_text(b) for b in (results.window_start, results.window_end))
+    key = pc.binary_join_element_wise(*key_texts, ":")
+    return pc.binary_join_element_wise(results.query, starts, ends, key, "|")
 
 
 def _key_text(column: npt.NDArray[Any]) -> pa.Array | None:

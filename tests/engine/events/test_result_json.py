@@ -9,7 +9,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamshift_engine.events.results import ResultBatch, results_from_mapping
-from streamshift_engine.events.wire import encode_results_json
+from streamshift_engine.events.wire import encode_results_json, result_ids
 
 INT64 = st.integers(-(2**63), 2**63 - 1)
 TEXT = st.text() | st.sampled_from(['a"b', "back\\slash", "tab\there", "é ü 漢", "\x00"])
@@ -77,3 +77,30 @@ def test_a_join_identity_is_left_to_the_result_id() -> None:
     assert encode_results_json(results) == [
         b'{"id":"j|-1|-1|a@0:1|b@0:2","window_start":-1,"window_end":-1,"x":1.5}'
     ]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    bound=INT64,
+    constant=INT64,
+    keys=st.lists(INT64, min_size=2, max_size=20),
+    texts=st.lists(TEXT, min_size=2, max_size=20),
+)
+def test_constant_integer_columns_are_encoded_as_the_per_record_reference(
+    bound: int, constant: int, keys: list[int], texts: list[str]
+) -> None:
+    n = min(len(keys), len(texts))
+    results = results_from_mapping(
+        "c",
+        {
+            "partition": [0] * n,
+            "window_start": [bound] * n,
+            "window_end": [bound] * n,
+            "min_ts": [0] * n,
+            "max_ts": [0] * n,
+            "keys": {"k": keys[:n]},
+            "values": {"same": [constant] * n, "t": _objects(texts[:n])},
+        },
+    )
+    assert result_ids(results).to_pylist() == results.ids()
+    assert encode_results_json(results) == list(map(orjson.dumps, results.to_records()))
