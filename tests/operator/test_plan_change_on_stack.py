@@ -1,10 +1,15 @@
 """A plan change through the operator on the local stack: a StreamQuery runs the 3-way range
 join `(S join T) join U` (seed 001, 2.1) while input flows; a Migration with
-`target.plan` `(S join U) join T` and `verify: true` moves it by moving-state (seed 001, 4.1):
+`target.plan` `(S join U) join T` and `verify: true` moves it by moving-state (seed 001, 4.1:
 the target pod starts with the new plan, pulls the origin's states, recomputes the S-U state and
-runs on. Both join orders give the same results, named by their base tuples, so the output must
-equal the in-process reference of either plan, with nothing missing or duplicated; the query's
-spec and status then carry the new plan."""
+runs on) or by parallel-track (4.2: the target runs the new plan from the origin's split, holds
+its results until the origin's plan holds no old tuple). The second half of the input is fed
+only once the protocol has split or paused the origin: parallel-track's origin finishes its old
+tuples only as its watermark passes the split plus the join range, so input must flow after
+the split (with none, the migration waits, as it would on a live stream with no input).
+Both join orders give the same results, named by their base tuples, so the output must equal
+the in-process reference of either plan, with nothing missing or duplicated; the query's spec
+and status then carry the new plan."""
 
 from __future__ import annotations
 
@@ -69,6 +74,19 @@ def streams(count: int) -> dict[str, Batch]:
     return data
 
 
+def halves(inputs: dict[str, Batch], cut: int) -> tuple[dict[str, Batch], dict[str, Batch]]:
+    """The inputs before event time `cut` and from it on."""
+    return (
+        {n: b.take(b.ts < cut) for n, b in inputs.items()},
+        {n: b.take(b.ts >= cut) for n, b in inputs.items()},
+    )
+
+
+def entered(cluster: Cluster, namespace: str, name: str) -> list[str]:
+    """The phases the migration `name` has entered so far."""
+    return [p["phase"] for p in cluster.status(MIG, namespace, name).get("phaseHistory", [])]
+
+
 def reference(tree: JoinTree, inputs: dict[str, Batch]) -> list[str]:
     instance = Instance(join_tree_plan("joins", tree, 100, "k", SCHEMA), range(PARTITIONS))
     for name, batch in inputs.items():
@@ -77,7 +95,14 @@ def reference(tree: JoinTree, inputs: dict[str, Batch]) -> list[str]:
     return sorted(json.dumps(r, sort_keys=True) for r in collect(instance.poll()))
 
 
-def test_moving_state_changes_the_join_order_with_verified_exact_output() -> None:
+PHASES = {
+    "moving-state": ["PausingOrigin", "MovingState", "Recomputing"],
+    "parallel-track": ["TrackingInParallel", "DrainingOrigin"],
+}
+
+
+@pytest.mark.parametrize("protocol", sorted(PHASES))
+def test_a_plan_change_changes_the_join_order_with_verified_exact_output(protocol: str) -> None:
     stack = read_stack()
     cluster = Cluster(stack.kubeconfig)
     cluster.install_crds()
@@ -97,13 +122,20 @@ def test_moving_state_changes_the_join_order_with_verified_exact_output() -> Non
         with operator(namespace, stack):
             cluster.create(SQ, namespace, body)
             wait_for("q Running", lambda: cluster.status(SQ, namespace, "q").get("replicas"), 60)
-            feeder = threading.Thread(
-                target=feed_steadily, args=(stack, namespace, inputs, 16, 0.5)
-            )
+            first, rest = halves(inputs, 10_000)
+            feeder = threading.Thread(target=feed_steadily, args=(stack, namespace, first, 8, 0.5))
             feeder.start()
             time.sleep(2)
-            move = migration("reorder", "q", "moving-state", {"plan": new_plan}, verify=True)
+            move = migration("reorder", "q", protocol, {"plan": new_plan}, verify=True)
             cluster.create(MIG, namespace, move)
+            wait_for(
+                f"reorder in {PHASES[protocol][1]}",
+                lambda: PHASES[protocol][1] in entered(cluster, namespace, "reorder"),
+                60,
+            )
+            feeder.join(30)
+            feeder = threading.Thread(target=feed_steadily, args=(stack, namespace, rest, 8, 0.5))
+            feeder.start()
             status = wait_for(
                 "reorder finished",
                 lambda: (
@@ -116,15 +148,15 @@ def test_moving_state_changes_the_join_order_with_verified_exact_output() -> Non
             feeder.join(30)
             assert status["phase"] == "Succeeded", status
             phases = [p["phase"] for p in status["phaseHistory"]]
-            assert phases[2:5] == ["PausingOrigin", "MovingState", "Recomputing"]
+            assert phases[2 : 2 + len(PHASES[protocol])] == PHASES[protocol]
             assert status["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
-            assert status["cost"]["stateBytesMoved"] > 0
+            assert (status["cost"]["stateBytesMoved"] > 0) is (protocol == "moving-state")
             query = cluster.get(SQ, namespace, "q")
             assert query["spec"]["plan"] == new_plan and query["status"]["plan"] == new_plan
             assert query["status"]["epoch"] == 1
             output = read_committed(stack, f"{namespace}-out", len(expected), 40)
             assert output == expected
         timeline = [(p["phase"], p["enteredAt"][11:23]) for p in status["phaseHistory"]]
-        print(f"join order by moving-state: {status['cost']}, {len(expected)} results; {timeline}")
+        print(f"join order by {protocol}: {status['cost']}, {len(expected)} results; {timeline}")
     finally:
         cluster.core.delete_namespace(namespace)
