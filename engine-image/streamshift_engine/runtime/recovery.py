@@ -39,9 +39,12 @@ def adopt(worker: Worker, partitions: Collection[int]) -> dict[str, object]:
     plan = worker.config.plan
     chosen = choose(worker.store.manifests(), partitions, worker.config.plan_version)
     for manifest, wanted in chosen:
-        scratch = Instance(plan, manifest.partitions)
-        scratch.restore(worker.store.load(manifest))
-        worker.instance.restore(scratch.snapshot(wanted))
+        data = worker.store.load(manifest)
+        if set(wanted) != set(manifest.partitions):  # only some: cut them out of a scratch copy
+            scratch = Instance(plan, manifest.partitions)
+            scratch.restore(data)
+            data = scratch.snapshot(wanted)
+        worker.instance.restore(data)
     resume(worker, partitions)
     return {"partitions": sorted(partitions), "restored": [m.object_key for m, _ in chosen]}
 
