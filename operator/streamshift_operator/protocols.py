@@ -4,8 +4,9 @@ Pure functions of the plan's traits (from the engine's `Plan`), the kind of targ
 state size. The CRD already refuses `unimico` with a plan change; what needs the plan (a
 window to hand over at, state that expires) is checked here and reported in status. A plan
 change runs only by parallel-track or moving-state, whose targets run a plan of their own;
-what the two plans together allow is `planchange`'s check. `auto` changes a plan by
-moving-state: parallel-track with a plan change has no end-to-end run through the operator yet.
+what the two plans together allow is `planchange`'s check. `auto` changes a windowed plan by
+parallel-track (the plan-change stack test runs it verified-exact) and falls back to
+moving-state where parallel-track cannot split the two plans (`target`).
 """
 
 from dataclasses import dataclass
@@ -62,13 +63,13 @@ def refusal(protocol: Protocol, traits: PlanTraits, target: TargetKind) -> str |
 
 def choose(traits: PlanTraits, target: TargetKind, state_bytes: int) -> Choice:
     """The protocol `auto` runs, and why (recorded in status.protocolReason)."""
-    if target is TargetKind.PLAN:
-        return Choice(
-            Protocol.MOVING_STATE,
-            "plan change: matched state moves, the rest is recomputed from it (parallel-track "
-            "runs a plan change only when chosen in spec.protocol)",
-        )
     if not traits.windowed or traits.unbounded_state:
+        if target is TargetKind.PLAN:
+            return Choice(
+                Protocol.MOVING_STATE,
+                "plan change on a plan without a window: matched state moves, the rest is "
+                "recomputed",
+            )
         return Choice(
             Protocol.STATE_TRANSFER,
             "no window to hand over at: the state moves through the object store while "
@@ -76,11 +77,23 @@ def choose(traits: PlanTraits, target: TargetKind, state_bytes: int) -> Choice:
         )
     window = traits.window_ms
     long_window = window is not None and window > LONG_WINDOW_MS and state_bytes < SMALL_STATE_BYTES
+    if long_window and target is TargetKind.PLAN:
+        return Choice(
+            Protocol.MOVING_STATE,
+            f"plan change with a long window ({window} ms) and small state ({state_bytes} "
+            "bytes): moving the matched state is quicker than running both plans for a window",
+        )
     if long_window:
         return Choice(
             Protocol.STATE_TRANSFER,
             f"window of {window} ms is long and the state is small "
             f"({state_bytes} bytes): moving it is quicker than waiting for a window boundary",
+        )
+    if target is TargetKind.PLAN:
+        return Choice(
+            Protocol.PARALLEL_TRACK,
+            "plan change on a windowed plan: old and new plans run side by side for about one "
+            "window, no state moved",
         )
     return Choice(
         Protocol.UNIMICO,

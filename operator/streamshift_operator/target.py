@@ -6,12 +6,13 @@ moves the named instances (and, as all instances of a query share one epoch, the
 them). The protocol is the user's, checked for feasibility, or `auto`'s choice.
 
 A plan change (`spec.target.plan`) runs by parallel-track or moving-state, checked against both
-plans (`planchange`); `auto` runs it by moving-state (parallel-track only when chosen). What
-a user sees: the target pods start with the new plan (its own ConfigMap, named by content); at
-the hand-over the query's `status.plan` becomes the new plan, and so does its `spec.plan` when
-the user made the Migration (as a rescale writes `spec.parallelism`), so the spec says what runs
-and no follow-up Migration changes it back. Editing `spec.plan` of a StreamQuery makes the
-operator create such a Migration with protocol `auto`; until its hand-over the old plan runs.
+plans (`planchange`); `auto` picks by the plan's traits and falls back to moving-state when
+parallel-track cannot split the plans. What a user sees: the target pods start with the new
+plan (its own ConfigMap, named by content); at the hand-over the query's `status.plan` becomes
+the new plan, and so does its `spec.plan` when the user made the Migration (as a rescale writes
+`spec.parallelism`), so the spec says what runs and no follow-up Migration changes it back.
+Editing `spec.plan` of a StreamQuery makes the operator create such a Migration with protocol
+`auto`; until its hand-over the old plan runs.
 """
 
 from dataclasses import dataclass
@@ -76,7 +77,7 @@ def resolve(
             raise Refused(problem)
         protocol, reason = spec.protocol, "chosen in spec.protocol"
     if kind is TargetKind.PLAN:
-        protocol, reason = _plan_change(placed.plan, plan, protocol, reason)
+        protocol, reason = _plan_change(spec, placed.plan, plan, protocol, reason)
     ranges = assign(partitions, count)
     split = _split_targets(placed, ranges)
     if protocol in ONE_ORIGIN and split:
@@ -99,13 +100,19 @@ def resolve(
 
 
 def _plan_change(
-    origin: PlanSource, target: PlanSource, protocol: Protocol, reason: str
+    spec: MigrationSpec, origin: PlanSource, target: PlanSource, protocol: Protocol, reason: str
 ) -> tuple[Protocol, str]:
-    """The protocol checked against both plans, or `Refused`."""
+    """The protocol checked against both plans; `auto` falls back from parallel-track to
+    moving-state when only that one can carry the change."""
     problem = planchange.problem(protocol, origin, target)
-    if problem is not None:
-        raise Refused(f"{problem} (spec.target.plan)")
-    return protocol, reason
+    if problem is None:
+        return protocol, reason
+    if spec.protocol is Protocol.AUTO and protocol is Protocol.PARALLEL_TRACK:
+        fallback = planchange.problem(Protocol.MOVING_STATE, origin, target)
+        if fallback is None:
+            return Protocol.MOVING_STATE, f"auto prefers parallel-track, but {problem}"
+        problem = f"{problem}; {fallback}"
+    raise Refused(f"{problem} (spec.target.plan)")
 
 
 def _split_targets(placed: StreamQueryStatus, ranges: list[list[int]]) -> list[int]:

@@ -109,16 +109,17 @@ def test_refusals_say_what_to_change(protocol: str, target: dict[str, Any], fix:
         resolve(mig(protocol, target), Q5, initial_status(Q5), 0)
 
 
-def test_a_plan_change_runs_by_moving_state_or_a_chosen_parallel_track() -> None:
+def test_a_plan_change_runs_by_parallel_track_or_moving_state_keeping_the_partitions() -> None:
     placed = initial_status(Q5)
-    with pytest.raises(Refused, match="moving-state cannot carry the plan's states"):
-        resolve(mig("auto", {"plan": {"builtin": "nexmark-q7"}}), Q5, placed, 0)
-    track = resolve(mig("parallel-track", {"plan": {"builtin": "nexmark-q7"}}), Q5, placed, 0)
-    assert track.protocol is Protocol.PARALLEL_TRACK
-    assert track.plan == {"builtin": "nexmark-q7"}
-    assert [i.partitions for i in track.instances] == [[0, 1, 2, 3]]
+    windowed = resolve(mig("auto", {"plan": {"builtin": "nexmark-q7"}}), Q5, placed, 0)
+    assert windowed.protocol is Protocol.PARALLEL_TRACK
+    assert windowed.reason.startswith("plan change on a windowed plan")
+    assert windowed.plan == {"builtin": "nexmark-q7"}
+    assert [i.partitions for i in windowed.instances] == [[0, 1, 2, 3]]
     stateless = resolve(mig("auto", {"plan": {"builtin": "nexmark-q2"}}), Q5, placed, 0)
     assert stateless.protocol is Protocol.MOVING_STATE
+    chosen = resolve(mig("moving-state", {"plan": {"builtin": "nexmark-q2"}}), Q5, placed, 0)
+    assert chosen.reason == "chosen in spec.protocol"
 
 
 def test_parallel_track_refuses_plans_it_cannot_split() -> None:
@@ -126,9 +127,15 @@ def test_parallel_track_refuses_plans_it_cannot_split() -> None:
     to_q1 = mig("parallel-track", {"plan": {"builtin": "q1"}})
     with pytest.raises(Refused, match="parallel-track cannot split the origin plan 'q3'"):
         resolve(to_q1, seed_q3, initial_status(seed_q3), 0)
-    assert resolve(mig("auto", {"plan": {"builtin": "q1"}}), seed_q3, initial_status(seed_q3), 0)
+
+
+def test_auto_falls_back_to_moving_state_when_parallel_track_cannot_split_the_plans() -> None:
+    seed_q3 = query("q3", ["S", "T"], 1)
+    to_q1 = resolve(mig("auto", {"plan": {"builtin": "q1"}}), seed_q3, initial_status(seed_q3), 0)
+    assert to_q1.protocol is Protocol.MOVING_STATE
+    assert to_q1.reason.startswith("auto prefers parallel-track, but parallel-track cannot split")
     seed_q1 = query("q1", ["S", "T"], 1)
-    with pytest.raises(Refused, match="cannot carry the plan's states"):
+    with pytest.raises(Refused, match=r"cannot split the target plan 'q3'.*cannot carry"):
         resolve(mig("auto", {"plan": {"builtin": "q3"}}), seed_q1, initial_status(seed_q1), 0)
 
 

@@ -39,13 +39,13 @@ def test_only_parallel_track_and_moving_state_change_the_plan() -> None:
         (WINDOWED, TargetKind.RESCALE, 10**9, Protocol.UNIMICO),
         (WINDOWED, TargetKind.MOVE, 0, Protocol.UNIMICO),
         (ROWS, TargetKind.MOVE, 0, Protocol.UNIMICO),
-        (WINDOWED, TargetKind.PLAN, 0, Protocol.MOVING_STATE),
+        (WINDOWED, TargetKind.PLAN, 0, Protocol.PARALLEL_TRACK),
         (UNBOUNDED, TargetKind.RESCALE, 0, Protocol.STATE_TRANSFER),
         (UNBOUNDED, TargetKind.PLAN, 0, Protocol.MOVING_STATE),
         (LONG, TargetKind.MOVE, 1024, Protocol.STATE_TRANSFER),
         (LONG, TargetKind.MOVE, 10**9, Protocol.UNIMICO),
         (LONG, TargetKind.PLAN, 1024, Protocol.MOVING_STATE),
-        (LONG, TargetKind.PLAN, 10**9, Protocol.MOVING_STATE),
+        (LONG, TargetKind.PLAN, 10**9, Protocol.PARALLEL_TRACK),
     ],
 )
 def test_auto_choice(
