@@ -75,6 +75,7 @@ class Outcome:
     exact: bool
     origin_state: int = 0
     notes: dict[str, Any] = field(default_factory=dict)
+    steps: dict[str, float] = field(default_factory=dict)
 
 
 def q5_scenario(events: int, rate: float, speedup: float, migrate_at: float) -> Scenario:
@@ -206,6 +207,22 @@ class Reader:
 Driver = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+class Steps:
+    """Wall-clock seconds of a protocol's steps, all of them downtime."""
+
+    def __init__(self) -> None:
+        self.begin = self.last = time.monotonic()
+        self.seconds: dict[str, float] = {}
+
+    def done(self, step: str) -> None:
+        now = time.monotonic()
+        self.seconds[step], self.last = now - self.last, now
+
+    def cost(self, moved: int) -> dict[str, Any]:
+        total = self.last - self.begin
+        return {"downtime": total, "duration": total, "bytes": moved, "steps": self.seconds}
+
+
 def poll(env: dict[str, str], ok: Callable[[dict[str, Any]], bool], timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while not ok(status(env)):
@@ -216,14 +233,17 @@ def poll(env: dict[str, str], ok: Callable[[dict[str, Any]], bool], timeout: flo
 
 def state_transfer(run: dict[str, Any]) -> dict[str, Any]:
     origin, target, moving = run["origin"], run["target"], {"partitions": run["moving"]}
-    begin = time.monotonic()
+    steps = Steps()
     while not control(origin, "POST", "/v1/migrations/m/pause", moving)[1]["paused"]:
         time.sleep(0.01)
+    steps.done("pause")
     manifest = _ok(control(origin, "POST", "/v1/migrations/m/snapshot", moving))
+    steps.done("snapshot")
     _ok(control(origin, "POST", "/v1/migrations/m/release", moving))
+    steps.done("release")
     _ok(control(target, "POST", "/v1/migrations/m/begin", {"role": "target", **moving}))
-    end = time.monotonic()
-    return {"downtime": end - begin, "duration": end - begin, "bytes": manifest["size"]}
+    steps.done("restore")
+    return steps.cost(manifest["size"])
 
 
 def moving_state(run: dict[str, Any]) -> dict[str, Any]:
@@ -231,15 +251,17 @@ def moving_state(run: dict[str, Any]) -> dict[str, Any]:
     straight from the origin's control API (no S3) and resumes from the positions they cover."""
     origin, target, moving = run["origin"], run["target"], {"partitions": run["moving"]}
     address = f"127.0.0.1:{origin['STREAMSHIFT_CONTROL_PORT']}"
-    begin = time.monotonic()
+    steps = Steps()
     while not control(origin, "POST", "/v1/migrations/m/pause", moving)[1]["paused"]:
         time.sleep(0.01)
+    steps.done("pause")
     body = {"role": "target", "protocol": "moving-state", **moving}
     body["origins"] = [{"address": address, **moving}]
     begun = _ok(control(target, "POST", "/v1/migrations/m/begin", body))
+    steps.done("pull+restore")
     _ok(control(target, "POST", "/v1/migrations/m/recompute", moving))
-    end = time.monotonic()
-    return {"downtime": end - begin, "duration": end - begin, "bytes": begun["state_bytes"]}
+    steps.done("resume")
+    return steps.cost(begun["state_bytes"])
 
 
 def unimico(run: dict[str, Any]) -> dict[str, Any]:
@@ -273,15 +295,17 @@ def parallel_track(run: dict[str, Any]) -> dict[str, Any]:
 
 def savepoint_restart(run: dict[str, Any]) -> dict[str, Any]:
     origin = run["origin"]
-    begin = time.monotonic()
+    steps = Steps()
     manifest = _ok(control(origin, "POST", "/v1/migrations/m/stop"))
+    steps.done("savepoint")
     run["processes"][0].wait(60)
+    steps.done("exit")
     restarted = {**origin, "STREAMSHIFT_EPOCH": "1"}
     process = start(restarted, "restarted")
     run["processes"].append(process)
     wait_ready(restarted, process)
-    end = time.monotonic()
-    return {"downtime": end - begin, "duration": end - begin, "bytes": manifest["size"]}
+    steps.done("start+restore")
+    return steps.cost(manifest["size"])
 
 
 def _ok(answer: tuple[int, Any]) -> Any:
@@ -336,7 +360,9 @@ def measure(stack: Services, scenario: Scenario, protocol: str | None) -> Outcom
         origin_state = int(status(origin)["state_bytes"])
         flow.thread.start()
         time.sleep(scenario.migrate_at)
-        cost = DRIVERS[protocol](context) if protocol else {"downtime": 0, "duration": 0}
+        cost: dict[str, Any] = {"downtime": 0, "duration": 0}
+        if protocol:
+            cost = DRIVERS[protocol](context)
         flow.thread.join(600)
         expected = reference(scenario)
         deadline = time.monotonic() + 60
@@ -366,6 +392,7 @@ def measure(stack: Services, scenario: Scenario, protocol: str | None) -> Outcom
         not any(faults.values()),
         origin_state,
         {k: v for k, v in faults.items() if v},
+        dict(cost.get("steps", {})),
     )
 
 
@@ -388,4 +415,5 @@ def report(outcome: Outcome, baseline: Outcome | None) -> str:
         f"{outcome.protocol}: gap={outcome.gap:.2f}s{ratio} downtime={outcome.downtime:.2f}s "
         f"duration={outcome.duration:.2f}s state-moved={outcome.state_bytes / 1e3:,.0f}kB "
         f"exact={'yes' if outcome.exact else f'NO {outcome.notes}'}"
+        + "".join(f" {step}={s:.2f}s" for step, s in outcome.steps.items())
     )
