@@ -26,7 +26,7 @@ from streamshift_engine.operators.stream import (
     RESERVED,
     WINDOW_END,
     WINDOW_START,
-    identities,
+    place_identities,
 )
 from streamshift_engine.state import codec
 
@@ -83,7 +83,7 @@ class Pipeline:
         if self.result_keys or WINDOW_START in columns:
             keys = {k: columns[k] for k in self.result_keys}
         else:
-            keys = {"id": np.array(identities(batch, ()), dtype=object)}
+            keys = {"id": np.asarray(place_identities(batch).to_numpy(zero_copy_only=False))}
         values = {
             name: column
             for name, column in columns.items()

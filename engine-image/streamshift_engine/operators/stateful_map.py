@@ -36,11 +36,10 @@ class StatefulMap(Operator):
         number = np.empty(len(keys), np.int64)
         number[grouping.order] = position + 1
         first = grouping.first
-        base = np.zeros(grouping.count, np.int64)
         places = zip(partition[first].tolist(), keys[first].tolist(), strict=True)
-        for index, (p, key) in enumerate(places):
-            stored = self.counts.records(p, key)
-            base[index] = stored[0][0] if stored else 0
-            stored[:] = [(base[index].item() + int(run_length[index]),)]
-        counts = base[grouping.codes] + number
+        stores = [self.counts.records(p, key) for p, key in places]
+        bases = [stored[0][0] if stored else 0 for stored in stores]
+        for stored, seen, added in zip(stores, bases, run_length.tolist(), strict=True):
+            stored[:] = [(seen + added,)]
+        counts = np.array(bases, np.int64)[grouping.codes] + number
         return [batch.with_columns({**batch.columns, self.output: counts})]

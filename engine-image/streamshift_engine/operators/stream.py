@@ -54,10 +54,15 @@ def identities(batch: Batch, result_keys: Sequence[str]) -> list[str]:
     if result_keys:
         keys = [batch.columns[k].tolist() for k in result_keys]
         return [":".join(map(str, parts)) for parts in zip(*keys, strict=True)]
-    places = [pc.cast(pa.array(a), pa.string()) for a in (batch.partition, batch.offset)]
-    joined = pc.binary_join_element_wise(f"{batch.source}@", places[0], ":", places[1], "")
-    texts: list[str] = joined.to_pylist()
+    texts: list[str] = place_identities(batch).to_pylist()
     return texts
+
+
+def place_identities(batch: Batch) -> pa.Array:
+    """`source@partition:offset` of each record, as an Arrow string array (records without
+    result keys or window: their place in the input is their identity)."""
+    places = [pc.cast(pa.array(a), pa.string()) for a in (batch.partition, batch.offset)]
+    return pc.binary_join_element_wise(f"{batch.source}@", places[0], ":", places[1], "")
 
 
 def stream(
