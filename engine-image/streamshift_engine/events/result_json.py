@@ -3,18 +3,19 @@
 `encode_results_json` gives, per result, the bytes `orjson.dumps(record)` gives for the record of
 `ResultBatch.to_records()` (id, window bounds, key and value fields, in that order), without
 building a dict per result: each column becomes the JSON text of its values as one Arrow array
-(integers by an Arrow cast, strings with nothing to escape by quoting, floats and other
-numbers by one `orjson.dumps` of the whole column split into its elements as `event_json`
-does, anything else by one `orjson.dumps` per value), and one `binary_join_element_wise` glues
-the columns between the constant `{"name":` parts. An integer column holding one value (the
-window bounds, -1, of results without a window) is folded into those constant parts instead.
-Ids come from `ids` (the Arrow-built result ids).
+(integers by an Arrow cast, strings with nothing to escape as they are, their quotes put in
+the constant parts around them, floats and other numbers by one `orjson.dumps` of the whole
+column split into its elements as `event_json` does, anything else by one `orjson.dumps` per
+value), and one `binary_join_element_wise` glues the columns between the constant `{"name":`
+parts. An integer column holding one value (the window bounds, -1, of results without a
+window) is folded into those constant parts instead. Ids come from `id_parts` (the parts of
+the Arrow-built result ids), quoted the same way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -28,27 +29,32 @@ from streamshift_engine.events.results import ResultBatch
 _CONTROL_BELOW = 0x20
 
 
+Part: TypeAlias = "pa.Array | str"
+"""A piece of each row's text: an array (one value per row) or one constant for all rows."""
+
+
 def encode_results_json(
-    results: ResultBatch, ids: Callable[[ResultBatch], pa.Array]
+    results: ResultBatch, id_parts: Callable[[ResultBatch], list[Part]]
 ) -> list[bytes]:
-    """One JSON object per result; `ids` builds the result ids as an Arrow string array."""
+    """One JSON object per result; `id_parts` gives the result ids as parts (Arrow text)."""
     if len(results) == 0:
         return []
-    fields: list[tuple[str, pa.Array | str]] = [("id", _string_text(ids(results)))]
-    fields += [("window_start", _text(results.window_start))]
-    fields += [("window_end", _text(results.window_end))]
+    fields: list[tuple[str, list[Part]]] = [("id", _string_parts(id_parts(results)))]
+    fields += [("window_start", [_text(results.window_start)])]
+    fields += [("window_end", [_text(results.window_end)])]
     for name, column in [*results.keys.items(), *results.values.items()]:
         if name != "id":  # a join's identity: the key part of the result id
-            fields.append((name, _text(column)))
+            fields.append((name, _column_parts(column)))
     pieces: list[Any] = []
     constant = ""
-    for index, (name, text) in enumerate(fields):
+    for index, (name, parts) in enumerate(fields):
         constant += ("{" if index == 0 else ",") + orjson.dumps(name).decode() + ":"
-        if isinstance(text, str):
-            constant += text
-        else:
-            pieces += [constant, text]
-            constant = ""
+        for part in parts:
+            if isinstance(part, str):
+                constant += part
+            else:
+                pieces += [constant, part]
+                constant = ""
     joined = pc.binary_join_element_wise(*pieces, constant + "}", "")
     records: list[bytes] = pc.cast(joined, pa.binary()).to_pylist()
     return records
@@ -62,29 +68,43 @@ def integer_text(column: npt.NDArray[np.integer[Any]]) -> pa.Array | str:
     return pc.cast(pa.array(column), pa.string())
 
 
-def _text(column: npt.NDArray[Any]) -> pa.Array | str:
-    """The JSON text of each value of a column (a `str` for a constant integer column)."""
-    if column.dtype.kind in "iu":
-        return integer_text(column)
+def _column_parts(column: npt.NDArray[Any]) -> list[Part]:
+    """The JSON text of each value of a column, as parts."""
     if column.dtype == object:
         try:
             inferred = pa.array(column)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             inferred = None
         if inferred is not None and pa.types.is_string(inferred.type):
-            return _string_text(inferred)
+            return _string_parts([inferred])
+    return [_text(column)]
+
+
+def _text(column: npt.NDArray[Any]) -> Part:
+    """The JSON text of each value of a column that is not one of strings (a `str` for a
+    constant integer column)."""
+    if column.dtype.kind in "iu":
+        return integer_text(column)
     if len(column) and column.dtype.kind in "fb":
         return event_json.number_text(column.tolist()).cast(pa.string())
     dumped = list(map(orjson.dumps, column.tolist()))
     return pc.cast(pa.array(dumped, pa.binary()), pa.string())
 
 
-def _string_text(strings: pa.Array) -> pa.Array:
-    """JSON strings: quoted as they are when no value needs escaping (non-ASCII needs none)."""
-    if strings.null_count == 0 and not _needs_escape(strings):
-        return pc.binary_join_element_wise('"', strings, '"', "")
-    dumped = list(map(orjson.dumps, strings.to_pylist()))
-    return pc.cast(pa.array(dumped, pa.binary()), pa.string())
+def _string_parts(parts: list[Part]) -> list[Part]:
+    """The JSON string of each row's concatenated parts: the parts between quotes when nothing
+    needs escaping (non-ASCII needs none), else the text `orjson.dumps` gives each row."""
+    if all(_escape_free(part) for part in parts):
+        return ['"', *parts, '"']
+    joined: pa.Array = pc.binary_join_element_wise(*parts, "")
+    dumped = list(map(orjson.dumps, joined.to_pylist()))
+    return [pc.cast(pa.array(dumped, pa.binary()), pa.string())]
+
+
+def _escape_free(part: Part) -> bool:
+    if isinstance(part, str):
+        return orjson.dumps(part)[1:-1] == part.encode()
+    return part.null_count == 0 and not _needs_escape(part)
 
 
 def _needs_escape(strings: pa.Array) -> bool:

@@ -257,7 +257,7 @@ def encode_results_json(results: ResultBatch) -> list[bytes]:
     """One JSON object per result: its id, window bounds, key and value fields (the records of
     `ResultBatch.to_records`, built column-wise by `result_json`)."""
     with _collector_paused():
-        return result_json.encode_results_json(results, result_ids)
+        return result_json.encode_results_json(results, result_id_parts)
 
 
 def encode_results_columnar(results: ResultBatch) -> bytes:
@@ -275,20 +275,31 @@ def encode_results_columnar(results: ResultBatch) -> bytes:
 
 
 def result_ids(results: ResultBatch) -> pa.Array:
-    """`results.ids()` as an Arrow string array, joined by Arrow compute when every key column
-    holds integers or strings (whose Arrow text equals Python's `str`), else from `ids()`. With
-    a key column, window bounds holding one value are joined as constant text."""
+    """`results.ids()` as an Arrow string array (from `result_id_parts`)."""
+    parts = result_id_parts(results)
+    if len(parts) == 1 and isinstance(parts[0], pa.Array):
+        return parts[0]
+    return pc.binary_join_element_wise(*parts, "")
+
+
+def result_id_parts(results: ResultBatch) -> list[pa.Array | str]:
+    """The result ids as parts whose concatenation, row by row, is `results.ids()`: joined by
+    Arrow compute when every key column holds integers or strings (whose Arrow text equals
+    Python's `str`), window bounds holding one value as constant text; else the whole ids from
+    `ids()`. At least one part is an array."""
     key_texts = [_key_text(column) for column in results.keys.values()]
     if len(results) == 0 or any(text is None for text in key_texts):
-        return pa.array(results.ids(), type=pa.string())
+        return [pa.array(results.ids(), type=pa.string())]
     if not key_texts:
         bounds = [
             pc.cast(pa.array(b), pa.string()) for b in (results.window_start, results.window_end)
         ]
-        return pc.binary_join_element_wise(results.query, *bounds, "", "|")
+        return [f"{results.query}|", bounds[0], "|", bounds[1], "|"]
     starts, ends = (result_json.integer_text(b) for b in (results.window_start, results.window_end))
-    key = pc.binary_join_element_wise(*key_texts, ":")
-    return pc.binary_join_element_wise(results.query, starts, ends, key, "|")
+    parts: list[pa.Array | str] = [f"{results.query}|", starts, "|", ends, "|"]
+    for index, text in enumerate(key_texts):
+        parts += [":", text] if index else [text]
+    return parts
 
 
 def _key_text(column: npt.NDArray[Any]) -> pa.Array | None:

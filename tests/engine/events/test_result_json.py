@@ -104,3 +104,25 @@ def test_constant_integer_columns_are_encoded_as_the_per_record_reference(
     )
     assert result_ids(results).to_pylist() == results.ids()
     assert encode_results_json(results) == list(map(orjson.dumps, results.to_records()))
+
+
+@settings(max_examples=30, deadline=None)
+@given(query=TEXT, keys=st.lists(TEXT, min_size=1, max_size=10))
+def test_ids_of_any_query_name_and_text_keys_are_quoted_as_the_reference(
+    query: str, keys: list[str]
+) -> None:
+    n = len(keys)
+    results = results_from_mapping(
+        query,
+        {
+            "partition": [0] * n,
+            "window_start": [-1] * n,
+            "window_end": [-1] * n,
+            "min_ts": [0] * n,
+            "max_ts": [0] * n,
+            "keys": {"name": _objects(keys)},
+            "values": {"extra": _objects(keys[::-1])},
+        },
+    )
+    assert result_ids(results).to_pylist() == results.ids()
+    assert encode_results_json(results) == list(map(orjson.dumps, results.to_records()))
