@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from streamshift_engine.events.result_json import encode_results_json
+from streamshift_engine.events.result_json import Part, encode_results_json
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter, result_ids
 from streamshift_engine.runtime.config import WorkerConfig
@@ -108,10 +108,11 @@ class KafkaSink:
 
 
 class _Known:
-    """Result ids built once, handed to the encoder (which would build them again)."""
+    """Result ids built once, handed to the encoder (which would build them again) as its one
+    id part."""
 
     def __init__(self, ids: pa.Array) -> None:
         self.ids = ids
 
-    def __call__(self, _: ResultBatch) -> pa.Array:
-        return self.ids
+    def __call__(self, _: ResultBatch) -> list[Part]:
+        return [self.ids]
