@@ -6,9 +6,13 @@
 2. Each target `begin`s with `protocol: parallel-track`, its origin's `split` and the offsets of
    its own partitions: it runs the plan from there with empty state and holds its output
    (admission refuses a target that would draw from several origins).
-3. Once an origin's status shows `track.done` (its plan holds no old tuple, it committed and
-   released the partitions), its targets get `release-output`: their held results become visible
-   after the origin's last one.
+3. Until then, every tick gives each target `release-until` with its origin's reported
+   watermark: the held results due by it become visible (the origin has emitted every result of
+   a window ending by it), so the output runs on at the window's slide instead of pausing for
+   about a window while the origin's old tuples expire (the runtime's `parallel_track`).
+4. Once an origin's status shows `track.done` (its plan holds no old tuple, it committed and
+   released the partitions), its targets get `release-output`: the rest of their held results
+   become visible after the origin's last one.
 Every call is keyed by the migration's name, so a repeated tick repeats nothing. No state moves;
 the events an origin read from the target's offsets on are processed by both.
 """
@@ -74,7 +78,14 @@ async def drain_origin(run: Run) -> bool:
     drained = {pod for pod, _ in run.origin() if (_track(run, pod) or {}).get("done")}
     released = 0
     for pod, parts in run.targets():
-        if _origin_of(run, parts) in drained:
+        origin = _origin_of(run, parts)
+        if origin in drained:
             await run.role(pod, "release-output", None, protocol="parallel-track")
             released += 1
+            continue
+        report = run.view.reports.get(origin)
+        if report is not None and report.watermark is not None:
+            until = report.watermark
+            if until > int(splits[origin]["split"]):
+                await run.role(pod, "release-until", None, protocol="parallel-track", until=until)
     return released == len(run.status.target_instances)

@@ -3,7 +3,8 @@
 Schema: docs/control-api.openapi.yaml. `/healthz`, `/readyz` and `/metrics` are open (probes and
 Prometheus); everything under `/v1` needs `Authorization: Bearer <STREAMSHIFT_CONTROL_TOKEN>`
 (401 otherwise). Role endpoints are keyed by migration id and idempotent: a repeated call returns
-the first call's answer (`pause` reports progress until every marker is reached).
+the first call's answer (`pause` reports progress until every marker is reached;
+`release-until` releases what is due by each call's watermark, idempotent by itself).
 """
 
 from __future__ import annotations
@@ -142,12 +143,14 @@ async def _migration(request: web.Request) -> web.Response:
             w, migration, _need(parts), int(body["split"]), dict(body["offsets"])
         )
         actions["release-output"] = parallel_track.release_output
+        actions["release-until"] = lambda w: parallel_track.release_until(w, int(body["until"]))
     if action not in actions:
         return web.json_response({"error": f"unknown action {action!r}"}, status=404)
     if action == "begin" and body.get("role", "target") != "target":
         return web.json_response({"error": "only role 'target' begins by adopting"}, status=409)
     result = await call(request.app[WORKER], actions[action])
-    if action != "pause" or result["paused"]:
+    again = action == "release-until" or (action == "pause" and not result["paused"])
+    if not again:  # a pause not reached yet and a release up to a watermark are asked again
         done[(migration, action)] = result
     return web.json_response(result)
 

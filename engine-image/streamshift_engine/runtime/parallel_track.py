@@ -13,6 +13,14 @@
 3. The origin releases (committing) the moving partitions once its plan holds no old tuple
    (`monitor.old_box_finished`); then `release-output` on the target makes its held results
    visible after the origin's last one.
+
+The seed holds the new box's results until the old box is gone, to keep the output in timestamp
+order (4.2.3). That old box lives until the origin's watermark passes the last window holding an
+old tuple, about one window after `A`, while the target's first results are due a slide after
+`A`: on a sliding window the output would pause for nearly a window. So, while it holds,
+`release-until` with the origin's watermark `W` makes the held results that are due by `W`
+visible at once: the origin has emitted every result of a window ending by `W`, so the output
+stays in window order (up to the origin's commit interval), and no result moves between sides.
 """
 
 from __future__ import annotations
@@ -21,6 +29,8 @@ import bisect
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
@@ -115,6 +125,28 @@ def release_output(worker: Worker) -> dict[str, Any]:
         state.done = True
         worker.phase = "running"
     return state.report()
+
+
+def release_until(worker: Worker, until: int) -> dict[str, Any]:
+    """Emit and commit the held results due by the origin's watermark `until`; hold the rest."""
+    state = worker.track
+    if state is None or state.role != "target":
+        raise ValueError("this worker is not a parallel-track target")
+    if state.holding:
+        now, state.held = due_by(state.held, until)
+        if now:
+            worker.emit_results(now)
+            worker.commit()
+    return state.report()
+
+
+def due_by(held: list[ResultBatch], until: int) -> tuple[list[ResultBatch], list[ResultBatch]]:
+    """The held results due by watermark `until` (at their window's end, or after their newest
+    tuple without a window) and the rest, in their order."""
+    due = [np.maximum(b.window_end, b.max_ts + 1) <= until for b in held]
+    now = [r for b, d in zip(held, due, strict=True) if len(r := b.take(d))]
+    later = [r for b, d in zip(held, due, strict=True) if len(r := b.take(~d))]
+    return now, later
 
 
 def intercept(worker: Worker, batches: dict[Position, Batch]) -> dict[Position, Batch]:

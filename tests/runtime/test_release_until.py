@@ -1,0 +1,37 @@
+"""A parallel-track target's held results released up to the origin's watermark: windowed
+results are due at their window's end, results without a window after their newest tuple."""
+
+import numpy as np
+from streamshift_engine.events.results import ResultBatch
+from streamshift_engine.runtime.parallel_track import due_by
+
+
+def results(window_end: list[int], max_ts: list[int]) -> ResultBatch:
+    n = len(window_end)
+    return ResultBatch(
+        query="q",
+        partition=np.zeros(n, np.int32),
+        window_start=np.zeros(n, np.int64),
+        window_end=np.array(window_end, np.int64),
+        min_ts=np.zeros(n, np.int64),
+        max_ts=np.array(max_ts, np.int64),
+        keys={"k": np.arange(n)},
+        values={},
+    )
+
+
+def test_windowed_results_are_due_at_their_window_end() -> None:
+    held = [results([2_000, 4_000], [1_500, 3_900]), results([6_000], [5_000])]
+    now, later = due_by(held, 4_000)
+    assert [list(b.window_end) for b in now] == [[2_000, 4_000]]
+    assert [list(b.window_end) for b in later] == [[6_000]]
+    now, later = due_by(later, 5_999)
+    assert now == [] and [list(b.window_end) for b in later] == [[6_000]]
+
+
+def test_results_without_a_window_are_due_after_their_newest_tuple() -> None:
+    held = [results([0, 0, 0], [99, 100, 101])]
+    now, later = due_by(held, 101)
+    assert [list(b.max_ts) for b in now] == [[99, 100]]
+    assert [list(b.max_ts) for b in later] == [[101]]
+    assert [list(b.keys["k"]) for b in later] == [[2]]
