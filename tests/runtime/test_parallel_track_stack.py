@@ -2,8 +2,9 @@
 drives it: the origin splits old from new tuples at its watermark and reports where the target
 must read from; the target runs the plan from there with empty state and holds its output;
 the origin emits only results with an old tuple and hands the partitions over once it holds
-none; the target's held output is then released. Input keeps arriving throughout; the output
-read with `read_committed` equals the in-process reference exactly."""
+none; the target's held output is then released, first what is due by a watermark
+(`release-until`), then the rest. Input keeps arriving throughout; the output read with
+`read_committed` equals the in-process reference exactly."""
 
 from __future__ import annotations
 
@@ -37,6 +38,12 @@ def test_parallel_track_with_input_flowing_is_exact(
     flow.producer.join(60)
     wait_status(origin, lambda s: s["track"]["done"])
     assert control(origin, "GET", "/v1/status")[1]["partitions"] == []
+    held = wait_status(target, lambda s: s["track"]["held"] > 0 and s["watermark"] is not None)
+    assert held["counts"]["results_out"] == 0
+    due = {"protocol": "parallel-track", "until": held["watermark"]}
+    status, early = control(target, "POST", "/v1/migrations/p1/release-until", due)
+    assert status == 200 and early["role"] == "target"
+    assert control(target, "GET", "/v1/status")[1]["counts"]["results_out"] > 0
     released = {"protocol": "parallel-track"}
     assert control(target, "POST", "/v1/migrations/p1/release-output", released)[0] == 200
     flow.assert_exact()
