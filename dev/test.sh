@@ -17,10 +17,15 @@ say "types: mypy"
 "$VENV/bin/mypy" || lint_failed+=("mypy")
 
 started=()  # the parts this run starts, and so stops
+own_data=""  # a data directory this run made for a stack it started whole, deleted at the end
 stop_stack() {
   if [ ${#started[@]} -gt 0 ]; then
     say "stopping what this run started: ${started[*]}"
     "$REPO/dev/down.sh" "${started[@]}" || true
+  fi
+  if [ -n "$own_data" ]; then
+    rm -rf "$own_data"
+    say "test data deleted: $own_data"
   fi
 }
 trap stop_stack EXIT
@@ -38,6 +43,13 @@ else
     [ "$part" = node-agent ] && [ "${restarted_agent:-0}" = 1 ] && continue  # it was up: keep it
     part_pid "$part" >/dev/null || started+=("$part")
   done
+  if [ ${#started[@]} -eq ${#PARTS[@]} ]; then
+    # the whole stack is this run's: start it on empty data, so topics and objects of earlier runs
+    # (thousands of partitions slow Kafka's start) neither cost time nor meet these tests
+    own_data="$CACHE/test-data"
+    rm -rf "$own_data"
+    export STREAMSHIFT_DATA="$own_data"
+  fi
   "$REPO/dev/up.sh"
 fi
 
