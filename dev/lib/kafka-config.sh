@@ -44,6 +44,10 @@ logger.cfg.level = WARN
 PROPS
 if [ ! -f "$dir/logs/meta.properties" ]; then
   java -Dlog4j2.configurationFile="$dir/log4j2.properties" -cp "$kafka/lib/*" kafka.tools.StorageTool \
-    format --ignore-formatted -t "$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')" \
+    format --ignore-formatted --cluster-id="$(python3 -c '
+import base64, uuid
+ids = (base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=") for _ in iter(int, 1))
+print(next(i for i in ids if not i.startswith("-")))  # as Kafka'"'"'s own Uuid.randomUuid: no leading dash
+')" \
     -c "$dir/server.properties"
 fi
