@@ -15,6 +15,8 @@ The engine is imported lazily, as in `plancheck`.
 
 from typing import TYPE_CHECKING, Any
 
+from streamshift_engine.plan.parse import plan_document
+
 from streamshift_operator.models.migration import Protocol
 from streamshift_operator.models.streamquery import PlanSource
 
@@ -61,13 +63,4 @@ def document(source: PlanSource) -> dict[str, Any]:
     `origin_plan` to restore the origin's states with."""
     if source.inline is not None:
         return source.inline
-    plan = resolve(source)
-    return {
-        "name": plan.name,
-        "inputs": [dict(vars(spec), schema=dict(spec.schema)) for spec in plan.inputs],
-        "operators": [
-            {"id": op.id, "type": op.type, "inputs": list(op.inputs), "params": op.params}
-            for op in plan.operators
-        ],
-        "output": plan.output,
-    }
+    return plan_document(resolve(source))

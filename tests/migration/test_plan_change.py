@@ -16,7 +16,7 @@ from streamshift_engine.migration.state_recompute import move_states
 from streamshift_engine.operators.joins import SymmetricJoin
 from streamshift_engine.plan.join_trees import JoinTree, join_tree_plan
 from streamshift_engine.plan.model import Plan
-from streamshift_engine.plan.parse import parse_plan
+from streamshift_engine.plan.parse import parse_plan, plan_document
 from streamshift_engine.runner import Instance
 from streamshift_engine.state.stores import KeyedRecordStore
 
@@ -57,16 +57,8 @@ def test_a_new_stateful_operator_without_a_match_is_refused() -> None:
 
 
 def _with_operator(base: Plan, raw: dict[str, object]) -> Plan:
-    document = {
-        "name": base.name,
-        "inputs": [dict(vars(spec), schema=dict(spec.schema)) for spec in base.inputs],
-        "operators": [
-            dict(id=op.id, type=op.type, inputs=list(op.inputs), params=op.params)
-            for op in base.operators
-        ]
-        + [raw],
-        "output": base.output,
-    }
+    document = plan_document(base)
+    document["operators"].append(raw)
     return parse_plan(document)
 
 

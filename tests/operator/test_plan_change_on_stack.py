@@ -36,6 +36,7 @@ from operator_stack import (
 )
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.plan.join_trees import JoinTree, join_tree_plan
+from streamshift_engine.plan.parse import plan_document
 from streamshift_engine.runner import Instance, collect
 
 pytestmark = [pytest.mark.stack, pytest.mark.timeout(120)]
@@ -46,16 +47,7 @@ NEW: JoinTree = (("S", "U"), "T")
 
 def document(tree: JoinTree) -> dict[str, Any]:
     """The inline plan object of `tree`: 100 ms range, joined on `k`."""
-    plan = join_tree_plan("joins", tree, 100, "k", SCHEMA)
-    return {
-        "name": plan.name,
-        "inputs": [dict(vars(spec), schema=dict(spec.schema)) for spec in plan.inputs],
-        "operators": [
-            {"id": op.id, "type": op.type, "inputs": list(op.inputs), "params": op.params}
-            for op in plan.operators
-        ],
-        "output": plan.output,
-    }
+    return plan_document(join_tree_plan("joins", tree, 100, "k", SCHEMA))
 
 
 def streams(count: int) -> dict[str, Batch]:

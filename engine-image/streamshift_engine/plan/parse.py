@@ -93,6 +93,19 @@ def parse_plan(source: str | Mapping[str, Any]) -> Plan:
     return Plan(name, inputs, tuple(operators), output, nodes)
 
 
+def plan_document(plan: Plan) -> dict[str, Any]:
+    """The document `parse_plan` reads back as `plan` (inputs, operators, output)."""
+    return {
+        "name": plan.name,
+        "inputs": [dict(vars(spec), schema=dict(spec.schema)) for spec in plan.inputs],
+        "operators": [
+            {"id": op.id, "type": op.type, "inputs": list(op.inputs), "params": op.params}
+            for op in plan.operators
+        ],
+        "output": plan.output,
+    }
+
+
 def _string(raw: Mapping[str, Any], key: str, node: str, default: str | None = None) -> str:
     value = raw.get(key, default)
     if not isinstance(value, str) or not value:

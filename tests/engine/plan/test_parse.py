@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import yaml
 from streamshift_engine.plan import PlanError, builtin, builtin_names, parse_plan
+from streamshift_engine.plan.parse import plan_document
 
 GOOD: dict[str, Any] = {
     "name": "good",
@@ -134,3 +135,9 @@ def test_builtins_cover_the_seed_queries_and_their_semantics() -> None:
     assert smq.unbounded_state and smq.keyed
     with pytest.raises(KeyError):
         builtin("q42")
+
+
+@pytest.mark.parametrize("name", ["q3", "smq", "nexmark-q5", "nexmark-q8"])
+def test_plan_document_reads_back_as_the_same_plan(name: str) -> None:
+    document = plan_document(builtin(name))
+    assert plan_document(parse_plan(document)) == document
