@@ -239,11 +239,17 @@ class Worker:
         self.metrics.snapshot_bytes.set(saved.size)
         self.last_snapshot = saved
         log.info("snapshot saved", extra={"key": saved.object_key, "bytes": saved.size})
+        try:  # after this upload's answer: a snapshot's caller never waits on the cleanup
+            self.uploads.submit(self._retain)
+        except RuntimeError:  # the worker is stopping: the next start's first upload cleans up
+            log.info("retention left to the next snapshot: worker stopping")
+        return saved
+
+    def _retain(self) -> None:
         try:
             self.store.delete(recovery.expired_of(self, self.store.manifests()))
         except SnapshotFailed:
             log.warning("retention skipped: store unreachable")
-        return saved
 
 
 def warm_up() -> None:
