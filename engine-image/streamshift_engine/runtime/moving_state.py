@@ -4,10 +4,12 @@
    drain to them (`cleanAccumulatedTuples`): what the watermark released is in the state, the
    rest stays in the log, which is the upstream buffer.
 2. Origin `export` (`export`): the partitions' states with the positions they cover, each state
-   listed by its state id (4.1.1, `plan_change.slots`); then the origin releases them.
+   listed by its state id (4.1.1, `plan_change.slots`); then the origin releases them. The bytes
+   are the instance snapshot as taken, behind a short metadata header: no second encoding.
 3. Target `begin` (`adopt_matched`): the exports restore an instance of the origin's plan; every
    state of the target's plan that matches one by state id takes it: the whole state for the
-   same plan, else shared or moved per state (`state_recompute.move_matched`).
+   same plan (restored once: the two instances are one), else shared or moved per state
+   (`state_recompute.move_matched`).
 4. Target `recompute` (`recompute`): Algorithm 1 fills each unmatched state from its join's two
    states, bottom up. Those hold every tuple of the window before the marker, so no input is
    read again for it. The old instance, with its unmatched states, is dropped: safe (4.1.3), as
@@ -18,23 +20,23 @@
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import orjson
 
 from streamshift_engine.migration import plan_change, state_recompute
 from streamshift_engine.plan.model import Plan
 from streamshift_engine.runner import Instance
 from streamshift_engine.runtime import recovery, roles
-from streamshift_engine.state import codec
 
 if TYPE_CHECKING:
     from streamshift_engine.runtime.loop import Worker
 
 KIND = "moving-state"
+_LENGTH = struct.Struct("<I")  # an export: this length, the metadata (JSON), the instance snapshot
 
 
 @dataclass
@@ -76,7 +78,18 @@ def export(worker: Worker, partitions: Collection[int]) -> bytes:
         "states": state_ids(worker.config.plan),
     }
     worker.release(partitions)
-    return codec.encode(meta, {"instance": np.frombuffer(state, np.uint8)})
+    header = orjson.dumps(meta)
+    return b"".join([_LENGTH.pack(len(header)), header, state])
+
+
+def unpack(data: bytes) -> tuple[dict[str, Any], bytes]:
+    """An export's metadata and the instance snapshot it carries."""
+    if len(data) < _LENGTH.size:
+        raise ValueError("not a moving-state export: too short")
+    (length,) = _LENGTH.unpack_from(data)
+    end = _LENGTH.size + length
+    meta: dict[str, Any] = orjson.loads(data[_LENGTH.size : end])
+    return meta, data[end:]
 
 
 def adopt_matched(
@@ -90,17 +103,16 @@ def adopt_matched(
     reason = None if plan == old_plan else plan_change.refusal(old_plan, plan)
     if reason is not None:
         raise ValueError(f"moving-state cannot carry {old_plan.name}'s states: {reason}")
-    old, new = Instance(old_plan, partitions), Instance(plan, partitions)
+    new = Instance(plan, partitions)
+    old = new if plan == old_plan else Instance(old_plan, partitions)  # the same plan: one copy
     got: set[int] = set()
     for data in exports:
-        meta, arrays = codec.decode(data)
+        meta, state = unpack(data)
         if meta.get("kind") != KIND or meta.get("query") != worker.config.query:
             raise ValueError("not a moving-state export of this query")
         if meta["states"] != state_ids(old_plan):
             raise ValueError("the origin's states are not those of the origin plan given")
-        old.restore(arrays["instance"].tobytes())
-        if plan == old_plan:
-            new.restore(arrays["instance"].tobytes())
+        old.restore(state)
         got |= set(meta["partitions"])
     if got != set(partitions):
         raise ValueError(f"the origins exported partitions {sorted(got)}, not {sorted(partitions)}")
