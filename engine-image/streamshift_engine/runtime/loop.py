@@ -72,6 +72,7 @@ class Worker:
         self.started = time.time()
         self.counts = {"events_in": 0, "results_out": 0, "dead_letters": 0, "snapshots_failed": 0}
         self.lag = 0
+        self.committed_watermark: int | None = None  # what the committed output reflects
         self._phase = "running"
         self.metrics.set_phase(self._phase)
         self.handoff: unimico.Handoff | None = None
@@ -210,6 +211,7 @@ class Worker:
         """Commit the open transaction with the consumed positions."""
         watermark = self.instance.watermark()
         self.sink.commit(self.consumed, watermark, self.source.consumer)
+        self.committed_watermark = watermark
         self.dirty = False
         self.metrics.state_bytes.set(self.instance.state_bytes())
         if watermark is not None:
