@@ -23,7 +23,7 @@ moving-state; UniMiCo and parallel-track have no downtime by design). The final 
 `runtime gap-ratio unimico=R parallel-track=R state-transfer-pause=S savepoint-vs-best=X
 kafka-vs-inproc-json=R kafka-vs-inproc-columnar=R`.
 `--quick` uses small inputs and short flows; `--large-state-only` runs only the q8 large-state
-comparison.
+comparison; `--throughput-only` only the worker-vs-in-process rates.
 """
 
 from __future__ import annotations
@@ -228,12 +228,23 @@ def main() -> None:
         action="store_true",
         help="only the q8 large-state downtime comparison (prints savepoint-vs-best)",
     )
+    parser.add_argument(
+        "--throughput-only",
+        action="store_true",
+        help="only the worker-vs-in-process rates (prints kafka-vs-inproc-json and -columnar)",
+    )
     args = parser.parse_args()
     stack = services()
     if args.large_state_only:
         print(f"runtime savepoint-vs-best={large_state(stack, args.quick):.1f}")
         return
     throughput = throughput_ratios(stack, args.queries, 200_000 if args.quick else args.events)
+    if args.throughput_only:
+        print(
+            f"runtime kafka-vs-inproc-json={throughput['json']:.2f} "
+            f"kafka-vs-inproc-columnar={throughput['columnar']:.2f}"
+        )
+        return
     gaps, pause = q5_migrations(stack, args.quick)
     savepoint_vs_best = large_state(stack, args.quick)
     print(
