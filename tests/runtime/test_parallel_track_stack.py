@@ -47,3 +47,28 @@ def test_parallel_track_with_input_flowing_is_exact(
     released = {"protocol": "parallel-track"}
     assert control(target, "POST", "/v1/migrations/p1/release-output", released)[0] == 200
     flow.assert_exact()
+
+
+def test_a_target_following_its_origin_releases_by_itself(
+    services: Services, run_id: str, workers: WorkerProcesses
+) -> None:
+    """Begun with the origin's address, the target releases its held results by itself (up to
+    the origin's committed watermark, then the rest once the origin is done): no release call
+    from outside, and the output is exact."""
+    flow = start_flowing_q5(services, run_id, workers)
+    origin, target = flow.origin, flow.target
+    split = control(origin, "POST", "/v1/migrations/f1/split", EVERY_PARTITION)[1]
+    body = {
+        "role": "target",
+        "protocol": "parallel-track",
+        "split": split["split"],
+        "offsets": split["offsets"],
+        "origin": f"127.0.0.1:{origin['STREAMSHIFT_CONTROL_PORT']}",
+        **EVERY_PARTITION,
+    }
+    assert control(target, "POST", "/v1/migrations/f1/begin", body)[0] == 200
+    flow.producer.join(60)
+    done = wait_status(target, lambda s: s["track"]["done"])
+    assert done["track"]["held"] == 0 and done["phase"] == "running"
+    assert control(origin, "GET", "/v1/status")[1]["track"]["done"]
+    flow.assert_exact()

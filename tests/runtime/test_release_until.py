@@ -1,9 +1,14 @@
 """A parallel-track target's held results released up to the origin's watermark: windowed
-results are due at their window's end, results without a window after their newest tuple."""
+results are due at their window's end, results without a window after their newest tuple; once
+released up to a watermark, results due by it are not held."""
+
+from types import SimpleNamespace
+from typing import cast
 
 import numpy as np
 from streamshift_engine.events.results import ResultBatch
-from streamshift_engine.runtime.parallel_track import due_by
+from streamshift_engine.runtime.loop import Worker
+from streamshift_engine.runtime.parallel_track import Track, due_by, output
 
 
 def results(window_end: list[int], max_ts: list[int]) -> ResultBatch:
@@ -35,3 +40,24 @@ def test_results_without_a_window_are_due_after_their_newest_tuple() -> None:
     assert [list(b.max_ts) for b in now] == [[99, 100]]
     assert [list(b.max_ts) for b in later] == [[101]]
     assert [list(b.keys["k"]) for b in later] == [[2]]
+
+
+def new_results(window_end: list[int]) -> ResultBatch:
+    """Results whose tuples are all from the split (1 000) on: the target's side."""
+    batch = results(window_end, [end - 1 for end in window_end])
+    batch.min_ts[:] = 1_000
+    return batch
+
+
+def test_a_target_holds_all_until_released_then_only_what_is_not_due() -> None:
+    """Before any release a holding target holds every result it computes; once released up to
+    a watermark, later results of windows ending by it go out with the step that computed them,
+    the rest is held."""
+    track = Track("m", "target", frozenset({0}), split=1_000, holding=True)
+    worker = cast(Worker, SimpleNamespace(track=track))
+    assert output(worker, [new_results([2_000])]) == []
+    assert [list(b.window_end) for b in track.held] == [[2_000]]
+    track.held, track.until = [], 4_000
+    out = output(worker, [new_results([2_000, 4_000, 6_000])])
+    assert [list(b.window_end) for b in out] == [[2_000, 4_000]]
+    assert [list(b.window_end) for b in track.held] == [[6_000]]

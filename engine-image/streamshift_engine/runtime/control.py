@@ -25,12 +25,14 @@ from streamshift_engine.runtime.manifest import Manifest
 from streamshift_engine.runtime.moving_state_api import ACTIONS as MOVING_STATE_ACTIONS
 from streamshift_engine.runtime.moving_state_api import MovingStateRoles, OriginUnreachable
 from streamshift_engine.runtime.snapshots import SnapshotFailed
+from streamshift_engine.runtime.track_follow import Follower
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 WORKER = web.AppKey("worker", Worker)
 DONE: web.AppKey[dict[tuple[str, str], Any]] = web.AppKey("done")
 ALIVE: web.AppKey[Callable[[], bool]] = web.AppKey("alive")
 MOVING_STATE = web.AppKey("moving_state", MovingStateRoles)
+FOLLOWER = web.AppKey("follower", Follower)
 
 
 def build_app(worker: Worker, token: str, alive: Callable[[], bool]) -> web.Application:
@@ -39,6 +41,7 @@ def build_app(worker: Worker, token: str, alive: Callable[[], bool]) -> web.Appl
     app[DONE] = {}
     app[ALIVE] = alive
     app[MOVING_STATE] = MovingStateRoles(worker, token, lambda action: call(worker, action))
+    app[FOLLOWER] = Follower(token, lambda action: call(worker, action))
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/readyz", _readyz)
     app.router.add_get("/metrics", _metrics)
@@ -149,6 +152,8 @@ async def _migration(request: web.Request) -> web.Response:
     if action == "begin" and body.get("role", "target") != "target":
         return web.json_response({"error": "only role 'target' begins by adopting"}, status=409)
     result = await call(request.app[WORKER], actions[action])
+    if action == "begin" and body.get("protocol") == "parallel-track" and body.get("origin"):
+        request.app[FOLLOWER].start(migration, str(body["origin"]), int(body["split"]))
     again = action == "release-until" or (action == "pause" and not result["paused"])
     if not again:  # a pause not reached yet and a release up to a watermark are asked again
         done[(migration, action)] = result

@@ -19,8 +19,10 @@ order (4.2.3). That old box lives until the origin's watermark passes the last w
 old tuple, about one window after `A`, while the target's first results are due a slide after
 `A`: on a sliding window the output would pause for nearly a window. So, while it holds,
 `release-until` with the origin's watermark `W` makes the held results that are due by `W`
-visible at once: the origin has emitted every result of a window ending by `W`, so the output
-stays in window order (up to the origin's commit interval), and no result moves between sides.
+visible at once, and those the target computes later that are due by `W` go out with its next
+output: the origin has emitted every result of a window ending by `W`, so the output stays in
+window order (by the origin's commit interval at most, none when `W` is the watermark its last
+commit carried: `track_follow`), and no result moves between sides.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class Track:
     holding: bool = False
     held: list[ResultBatch] = field(default_factory=list)
     done: bool = False
+    until: int | None = None  # the origin's watermark last given to `release_until`
 
     def report(self) -> dict[str, Any]:
         return {
@@ -133,7 +136,8 @@ def release_until(worker: Worker, until: int) -> dict[str, Any]:
     if state is None or state.role != "target":
         raise ValueError("this worker is not a parallel-track target")
     if state.holding:
-        now, state.held = due_by(state.held, until)
+        state.until = max(until, state.until if state.until is not None else until)
+        now, state.held = due_by(state.held, state.until)
         if now:
             worker.emit_results(now)
             worker.commit()
@@ -166,8 +170,11 @@ def output(worker: Worker, results: list[ResultBatch]) -> list[ResultBatch]:
     split = state.split
     kept = keep_own_side(results, state.partitions, lambda b: b.min_ts < split, state.role)
     if state.role == "target" and state.holding:
-        state.held += kept
-        return []
+        if state.until is None:
+            state.held += kept
+            return []
+        kept, later = due_by(kept, state.until)  # due already: out with this step's output
+        state.held += later
     return kept
 
 

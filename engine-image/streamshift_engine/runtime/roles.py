@@ -78,6 +78,7 @@ def status(worker: Worker) -> dict[str, Any]:
         "partitions": sorted(worker.instance.assigned or ()),
         "offsets": _table(worker.consumed, None),
         "watermark": worker.instance.watermark(),
+        "committed_watermark": worker.committed_watermark,
         "throughput": round(worker.counts["events_in"] / elapsed, 1),
         "lag": worker.lag,
         "state_bytes": worker.instance.state_bytes(),

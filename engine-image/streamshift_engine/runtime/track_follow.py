@@ -1,0 +1,86 @@
+"""A parallel-track target following its origin (seed 001, 4.2.3, with `release-until`).
+
+The seed holds the new box's results until the old box is gone. `parallel_track.release_until`
+makes the held results due by the origin's watermark visible early; here the target asks for it
+itself, as soon as they are due, instead of waiting for the operator's next tick: begun with
+`origin` (the origin's control address), it reads the origin's status every `EVERY_S` and
+releases up to the watermark the origin's last commit carried (`committed_watermark`: every
+result of a window ending by it is committed, so a `read_committed` reader sees the output in
+window order). Once the origin reports its track done (it committed and released the moving
+partitions), the target releases the rest (`release_output`) and stops following. An origin
+that does not answer is asked again on the next round; the operator's own calls (its ticks'
+`release-until`, `release-output` once the origin is drained) still work beside this and do
+nothing twice. The loop is bounded by `FOLLOW_FOR_S`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiohttp
+
+from streamshift_engine.runtime import parallel_track
+from streamshift_engine.runtime.loop import Worker
+
+log = logging.getLogger("streamshift.worker")
+EVERY_S = 0.05
+FOLLOW_FOR_S = 3600.0
+TIMEOUT = aiohttp.ClientTimeout(total=2, connect=1)
+
+
+class Follower:
+    """The target's following tasks, one per migration."""
+
+    def __init__(
+        self, token: str, run: Callable[[Callable[[Worker], Any]], Awaitable[Any]]
+    ) -> None:
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.run = run
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+
+    def start(self, migration: str, origin: str, split: int) -> None:
+        """Follow the origin at control address `origin` (once per migration)."""
+        if migration not in self.tasks:
+            self.tasks[migration] = asyncio.ensure_future(self._follow(migration, origin, split))
+
+    async def _follow(self, migration: str, origin: str, split: int) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + FOLLOW_FOR_S
+        async with aiohttp.ClientSession(timeout=TIMEOUT, headers=self.headers) as session:
+            while loop.time() < deadline:
+                status = await _status(session, origin) or {}
+                try:
+                    if await self._release(migration, status, split):
+                        return
+                except ValueError:  # this worker is no parallel-track target (any more)
+                    log.exception("stopped following origin %s", origin)
+                    return
+                await asyncio.sleep(EVERY_S)
+        log.warning("stopped following origin %s: %s s passed", origin, FOLLOW_FOR_S)
+
+    async def _release(self, migration: str, origin: dict[str, Any], split: int) -> bool:
+        """Release what the origin's status makes due; answer whether the target is done."""
+        track = origin.get("track") or {}
+        if track.get("migration") == migration and track.get("done"):
+            await self.run(parallel_track.release_output)
+            return True
+        until = origin.get("committed_watermark")
+        if until is None or until <= split:
+            return False
+        mine = await self.run(lambda w: parallel_track.release_until(w, until))
+        return bool(mine["done"])
+
+
+async def _status(session: aiohttp.ClientSession, origin: str) -> dict[str, Any] | None:
+    """The origin's status, or None when it does not answer (asked again next round)."""
+    try:
+        async with session.get(f"http://{origin}/v1/status") as response:
+            if response.status != 200:
+                return None
+            answer: dict[str, Any] = await response.json()
+            return answer
+    except (aiohttp.ClientError, TimeoutError):
+        return None
