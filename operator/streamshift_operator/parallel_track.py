@@ -3,16 +3,17 @@
 
 1. Each origin `split`s its partitions: the tuples it has read before its watermark `A` are old,
    and it answers `A` with the offsets (per `input:partition`) the target must read from.
-2. Each target `begin`s with `protocol: parallel-track`, its origin's `split` and the offsets of
-   its own partitions: it runs the plan from there with empty state and holds its output
-   (admission refuses a target that would draw from several origins).
-3. Until then, every tick gives each target `release-until` with its origin's reported
-   watermark: the held results due by it become visible (the origin has emitted every result of
-   a window ending by it), so the output runs on at the window's slide instead of pausing for
-   about a window while the origin's old tuples expire (the runtime's `parallel_track`).
+2. Each target `begin`s with `protocol: parallel-track`, its origin's `split`, the offsets of
+   its own partitions and the origin's control address: it runs the plan from there with empty
+   state and holds its output (admission refuses a target that would draw from several origins).
+3. The target follows its origin (the runtime's `track_follow`): it releases the held results
+   due by the watermark of the origin's last commit as soon as they are due, not at the
+   operator's next tick, so the output runs on at the window's slide instead of pausing for
+   about a window while the origin's old tuples expire; and the rest once the origin is done.
 4. Once an origin's status shows `track.done` (its plan holds no old tuple, it committed and
    released the partitions), its targets get `release-output`: the rest of their held results
-   become visible after the origin's last one.
+   become visible after the origin's last one (the target did it already when it could reach the
+   origin; the call then repeats nothing).
 Every call is keyed by the migration's name, so a repeated tick repeats nothing. No state moves;
 the events an origin read from the target's offsets on are processed by both.
 """
@@ -20,6 +21,7 @@ the events an origin read from the target's offsets on are processed by both.
 from typing import Any
 
 from streamshift_operator.control import ControlError
+from streamshift_operator.pods import CONTROL_PORT
 from streamshift_operator.run import Run
 
 
@@ -35,6 +37,13 @@ async def _splits(run: Run) -> dict[str, dict[str, Any]]:
     return {pod: await run.role(pod, "split", parts) for pod, parts in run.origin()}
 
 
+def _address(run: Run, pod: str) -> str:
+    view = run.view.pods.get(pod)
+    if view is None or view.ip is None:
+        raise ControlError(f"{pod} has no address", None)
+    return f"{view.ip}:{CONTROL_PORT}"
+
+
 def _own(offsets: dict[str, int], partitions: list[int]) -> dict[str, int]:
     """The offsets of `partitions` among an origin's `input:partition` offsets."""
     return {k: v for k, v in offsets.items() if int(k.rpartition(":")[2]) in partitions}
@@ -44,10 +53,17 @@ async def run_targets_from_split(run: Run) -> bool:
     """Origins split; every target begins from its origin's split and offsets."""
     splits = await _splits(run)
     for pod, parts in run.targets():
-        split = splits[_origin_of(run, parts)]
+        origin = _origin_of(run, parts)
+        split = splits[origin]
         offsets = _own({str(k): int(v) for k, v in split["offsets"].items()}, parts)
         await run.role(
-            pod, "begin", parts, protocol="parallel-track", split=split["split"], offsets=offsets
+            pod,
+            "begin",
+            parts,
+            protocol="parallel-track",
+            split=split["split"],
+            offsets=offsets,
+            origin=_address(run, origin),
         )
     return True
 
@@ -70,7 +86,8 @@ def _read_twice(run: Run, splits: dict[str, dict[str, Any]]) -> int:
 
 
 async def drain_origin(run: Run) -> bool:
-    """Release each target's output once its origin's old tuples are all done."""
+    """Release each target's output once its origin's old tuples are all done (targets release
+    what is due before that by following their origin)."""
     splits = await _splits(run)
     before = run.status.cost.events_processed_twice or 0
     run.learned["state_bytes"] = 0
@@ -78,14 +95,7 @@ async def drain_origin(run: Run) -> bool:
     drained = {pod for pod, _ in run.origin() if (_track(run, pod) or {}).get("done")}
     released = 0
     for pod, parts in run.targets():
-        origin = _origin_of(run, parts)
-        if origin in drained:
+        if _origin_of(run, parts) in drained:
             await run.role(pod, "release-output", None, protocol="parallel-track")
             released += 1
-            continue
-        report = run.view.reports.get(origin)
-        if report is not None and report.watermark is not None:
-            until = report.watermark
-            if until > int(splits[origin]["split"]):
-                await run.role(pod, "release-until", None, protocol="parallel-track", until=until)
     return released == len(run.status.target_instances)
