@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import struct
+import time
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -69,8 +70,9 @@ def export(worker: Worker, partitions: Collection[int]) -> bytes:
     ]
     if waiting:
         raise ValueError(f"pause {', '.join(waiting)} at a marker before exporting its state")
+    begin = time.perf_counter()
     state = worker.instance.snapshot(partitions)
-    meta = {
+    meta: dict[str, Any] = {
         "kind": KIND,
         "query": worker.config.query,
         "plan_version": worker.config.plan_version,
@@ -78,6 +80,7 @@ def export(worker: Worker, partitions: Collection[int]) -> bytes:
         "states": state_ids(worker.config.plan),
     }
     worker.release(partitions)
+    meta["export_s"] = round(time.perf_counter() - begin, 3)  # snapshot and release
     header = orjson.dumps(meta)
     return b"".join([_LENGTH.pack(len(header)), header, state])
 
@@ -106,6 +109,7 @@ def adopt_matched(
     new = Instance(plan, partitions)
     old = new if plan == old_plan else Instance(old_plan, partitions)  # the same plan: one copy
     got: set[int] = set()
+    begin, export_s = time.perf_counter(), 0.0
     for data in exports:
         meta, state = unpack(data)
         if meta.get("kind") != KIND or meta.get("query") != worker.config.query:
@@ -114,11 +118,13 @@ def adopt_matched(
             raise ValueError("the origin's states are not those of the origin plan given")
         old.restore(state)
         got |= set(meta["partitions"])
+        export_s += float(meta.get("export_s", 0.0))
     if got != set(partitions):
         raise ValueError(f"the origins exported partitions {sorted(got)}, not {sorted(partitions)}")
     shared, moved = len(plan_change.slots(plan)), 0
     if plan != old_plan:
         shared, moved = state_recompute.move_matched(old_plan, old, plan, new)
+    restore_s = time.perf_counter() - begin
     matched = plan_change.matches(old_plan, plan)
     new_ids = {s.state_id for s in plan_change.slots(plan)}
     report = {
@@ -127,6 +133,8 @@ def adopt_matched(
         "state_bytes": sum(len(data) for data in exports),
         "shared": shared,
         "moved_bytes": moved,
+        "export_s": round(export_s, 3),
+        "restore_s": round(restore_s, 3),
         "matched": sorted(f"{op}/{store}" for op, store in matched),
         "unmatched": sorted(
             f"{s.operator}/{s.store}"

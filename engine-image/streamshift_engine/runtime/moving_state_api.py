@@ -15,6 +15,7 @@ again, gets the same answer and the same bytes; a failed step may be tried again
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
@@ -75,12 +76,14 @@ class MovingStateRoles:
     async def _begin(
         self, migration: str, origins: list[dict[str, Any]], parts: list[int], old_plan: Plan
     ) -> dict[str, Any]:
+        begin = time.perf_counter()
         exports = [await self._pull(migration, origin) for origin in origins]
+        pulled = time.perf_counter() - begin
         move: moving_state.Move = await self.run(
             lambda w: moving_state.adopt_matched(w, exports, parts, old_plan)
         )
         self.moves[migration] = move
-        return move.report
+        return {**move.report, "pull_s": round(pulled, 3)}
 
     async def _recompute(self, migration: str) -> dict[str, Any]:
         if migration not in self.moves:
