@@ -4,7 +4,9 @@ One process pinned to one core. Nexmark input is generated and encoded in the wi
 (JSON: one record per event; columnar: one Arrow IPC record per partition and poll, a poll
 being about `--batch` records); the timed loop decodes each poll partition by partition, feeds
 an engine `Instance` (merge order and watermark as in a worker), polls it and encodes the
-results in the same format.
+results in the same format (JSON: one record per result, as one Arrow binary array, the buffer
+a producer sends from; building a Python `bytes` per result, as the Kafka sink does for its
+client, is not counted).
 Rates count the events the query reads (bids; persons and auctions for q8). The decode limit is
 the rate at which `orjson.loads` alone gets through the same records. Times are the process's CPU
 time (user + system) on its one core, not wall time: the machine is shared, and a rate per core
@@ -39,7 +41,7 @@ from streamshift_engine.events.wire import (
     encode_columnar,
     encode_json,
     encode_results_columnar,
-    encode_results_json,
+    encode_results_records,
 )
 from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.nexmark.generator import generate
@@ -153,7 +155,7 @@ def run(query: str, encoded: list[Poll], fmt: str) -> tuple[float, int]:
     reads = READS[query]
     schemas = {n: SCHEMAS[n].project(fields or SCHEMAS[n].names) for n, fields in reads.items()}
     encode: Callable[[ResultBatch], Any] = (
-        encode_results_json if fmt == "json" else encode_results_columnar
+        encode_results_records if fmt == "json" else encode_results_columnar
     )
     results = 0
     encoded = unpacked(encoded, fmt)

@@ -1,15 +1,17 @@
 """Results as JSON records, built column by column instead of record by record.
 
-`encode_results_json` gives, per result, the bytes `orjson.dumps(record)` gives for the record of
-`ResultBatch.to_records()` (id, window bounds, key and value fields, in that order), without
-building a dict per result: each column becomes the JSON text of its values as one Arrow array
-(integers by an Arrow cast, strings with nothing to escape as they are, their quotes put in
-the constant parts around them, floats and other numbers by one `orjson.dumps` of the whole
-column split into its elements as `event_json` does, anything else by one `orjson.dumps` per
-value), and one `binary_join_element_wise` glues the columns between the constant `{"name":`
-parts. An integer column holding one value (the window bounds, -1, of results without a
-window) is folded into those constant parts instead. Ids come from `id_parts` (the parts of
-the Arrow-built result ids), quoted the same way.
+`encode_results_records` gives, per result, the bytes `orjson.dumps(record)` gives for the
+record of `ResultBatch.to_records()` (id, window bounds, key and value fields, in that order),
+without building a dict per result: each column becomes the JSON text of its values as one
+Arrow array (integers by an Arrow cast, strings with nothing to escape as they are, their quotes
+put in the constant parts around them, floats and other numbers by one `orjson.dumps` of the
+whole column split into its elements as `event_json` does, anything else by one `orjson.dumps`
+per value), and one `binary_join_element_wise` glues the columns between the constant
+`{"name":` parts. An integer column holding one value (the window bounds, -1, of results
+without a window) is folded into those constant parts instead. Ids come from `id_parts` (the
+parts of the Arrow-built result ids), quoted the same way. The records come back as one Arrow
+binary array (one buffer and its offsets, no Python object per result); `encode_results_json`
+makes them a list of `bytes`.
 """
 
 from __future__ import annotations
@@ -36,9 +38,18 @@ Part: TypeAlias = "pa.Array | str"
 def encode_results_json(
     results: ResultBatch, id_parts: Callable[[ResultBatch], list[Part]]
 ) -> list[bytes]:
-    """One JSON object per result; `id_parts` gives the result ids as parts (Arrow text)."""
+    """One JSON object per result as `bytes`; `id_parts` gives the result ids as parts."""
+    records: list[bytes] = encode_results_records(results, id_parts).to_pylist()
+    return records
+
+
+def encode_results_records(
+    results: ResultBatch, id_parts: Callable[[ResultBatch], list[Part]]
+) -> pa.Array:
+    """One JSON object per result, as a binary array; `id_parts` gives the result ids as parts
+    (Arrow text)."""
     if len(results) == 0:
-        return []
+        return pa.array([], pa.binary())
     fields: list[tuple[str, list[Part]]] = [("id", _string_parts(id_parts(results)))]
     fields += [("window_start", [_text(results.window_start)])]
     fields += [("window_end", [_text(results.window_end)])]
@@ -56,8 +67,7 @@ def encode_results_json(
                 pieces += [constant, part]
                 constant = ""
     joined = pc.binary_join_element_wise(*pieces, constant + "}", "")
-    records: list[bytes] = pc.cast(joined, pa.binary()).to_pylist()
-    return records
+    return pc.cast(joined, pa.binary())
 
 
 def integer_text(column: npt.NDArray[np.integer[Any]]) -> pa.Array | str:

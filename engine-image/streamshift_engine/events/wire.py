@@ -260,6 +260,12 @@ def encode_results_json(results: ResultBatch) -> list[bytes]:
         return result_json.encode_results_json(results, result_id_parts)
 
 
+def encode_results_records(results: ResultBatch) -> pa.Array:
+    """The records of `encode_results_json` as one Arrow binary array (record i: result i),
+    without a Python `bytes` per result."""
+    return result_json.encode_results_records(results, result_id_parts)
+
+
 def encode_results_columnar(results: ResultBatch) -> bytes:
     """Results as one Arrow IPC stream: ids, metadata, key and value columns."""
     arrays = [result_ids(results)]

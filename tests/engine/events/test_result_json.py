@@ -9,7 +9,11 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamshift_engine.events.results import ResultBatch, results_from_mapping
-from streamshift_engine.events.wire import encode_results_json, result_ids
+from streamshift_engine.events.wire import (
+    encode_results_json,
+    encode_results_records,
+    result_ids,
+)
 
 INT64 = st.integers(-(2**63), 2**63 - 1)
 TEXT = st.text() | st.sampled_from(['a"b', "back\\slash", "tab\there", "é ü 漢", "\x00"])
@@ -50,7 +54,9 @@ def test_json_records_equal_the_per_record_encoding(
     rows: list[tuple[int, int, int, str, Any, float]],
 ) -> None:
     results = _results(rows)
-    assert encode_results_json(results) == list(map(orjson.dumps, results.to_records()))
+    expected = list(map(orjson.dumps, results.to_records()))
+    assert encode_results_json(results) == expected
+    assert encode_results_records(results).to_pylist() == expected
     text_values = {"v": _objects([r[3] for r in rows])}
     same_text = ResultBatch(**{**_fields(results), "values": text_values})
     assert encode_results_json(same_text) == list(map(orjson.dumps, same_text.to_records()))
@@ -77,6 +83,23 @@ def test_a_join_identity_is_left_to_the_result_id() -> None:
     assert encode_results_json(results) == [
         b'{"id":"j|-1|-1|a@0:1|b@0:2","window_start":-1,"window_end":-1,"x":1.5}'
     ]
+
+
+def test_no_results_encode_to_no_records() -> None:
+    empty = results_from_mapping(
+        "e",
+        {
+            "partition": [],
+            "window_start": [],
+            "window_end": [],
+            "min_ts": [],
+            "max_ts": [],
+            "keys": {"k": []},
+            "values": {"v": []},
+        },
+    )
+    assert encode_results_json(empty) == []
+    assert encode_results_records(empty).to_pylist() == []
 
 
 @settings(max_examples=40, deadline=None)
