@@ -74,7 +74,7 @@ class Instance:
             op.type == "window_join" and op.params["window"]["kind"] in ("range", "rows")
             for op in plan.operators
         )
-        self.ordered = self.interleave or any(_order_sensitive(op) for op in plan.operators)
+        self.ordered = self.interleave or any(_order_sensitive(plan, op) for op in plan.operators)
         self.idle_timeout = idle_timeout
         self.clock = clock
         self.started = clock()
@@ -281,9 +281,11 @@ class Instance:
         return self.pipeline.state_bytes()
 
 
-def _order_sensitive(operator: OperatorSpec) -> bool:
+def _order_sensitive(plan: Plan, operator: OperatorSpec) -> bool:
     """Whether an operator's output depends on the order of records across partitions (when
-    none does, each input's released records go to the pipeline partition by partition)."""
+    none does, each input's released records go to the pipeline partition by partition). A
+    stateful map keyed by the partitioning key counts within a partition, where offset order is
+    the merge order; one keyed otherwise counts across partitions."""
     params = operator.params
     if operator.type == "window_aggregate":
         return bool(params["window"]["kind"] in ("rows", "session"))
@@ -291,7 +293,7 @@ def _order_sensitive(operator: OperatorSpec) -> bool:
         return bool(params.get("ties", "all") == "first")
     if operator.type == "window_join":
         return bool(params["window"]["kind"] in ("range", "rows"))
-    return operator.type == "stateful_map"
+    return operator.type == "stateful_map" and not plan.nodes[operator.id].keyed
 
 
 def _sorted(batch: Batch) -> Batch:

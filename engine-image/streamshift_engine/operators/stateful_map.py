@@ -1,7 +1,8 @@
 """Stateful map: a per-key counter appended to each record (the SMQ of seed 003, 6.3.1).
 
 Vectorised: per batch the records are grouped by (partition, key), numbered within their group
-in merge order, and offset by the group's count so far, which the `counts` store keeps.
+in merge order, and offset by the group's count so far, which the `counts` store (a
+`CounterStore`) looks up and updates for all groups at once.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import numpy as np
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.operators.base import Operator
 from streamshift_engine.operators.grouping import group
-from streamshift_engine.state.stores import KeyedRecordStore
+from streamshift_engine.state.counters import CounterStore
 
 
 class StatefulMap(Operator):
@@ -22,7 +23,7 @@ class StatefulMap(Operator):
         super().__init__(node_id, keyed)
         self.key = key
         self.output = output
-        self.counts = KeyedRecordStore(("count",))
+        self.counts = CounterStore()
         self.stores = {"counts": self.counts}
 
     def process(self, port: int, batch: Batch) -> list[Batch]:
@@ -36,10 +37,6 @@ class StatefulMap(Operator):
         number = np.empty(len(keys), np.int64)
         number[grouping.order] = position + 1
         first = grouping.first
-        places = zip(partition[first].tolist(), keys[first].tolist(), strict=True)
-        stores = [self.counts.records(p, key) for p, key in places]
-        bases = [stored[0][0] if stored else 0 for stored in stores]
-        for stored, seen, added in zip(stores, bases, run_length.tolist(), strict=True):
-            stored[:] = [(seen + added,)]
-        counts = np.array(bases, np.int64)[grouping.codes] + number
+        bases = self.counts.add(partition[first], keys[first], run_length)
+        counts = bases[grouping.codes] + number
         return [batch.with_columns({**batch.columns, self.output: counts})]
