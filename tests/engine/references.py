@@ -118,7 +118,7 @@ def sessions(
 
 
 def _pair(query: str, left: Record, right: Record, start: int = -1, end: int = -1) -> Row:
-    values = {f"{left.source}.ts": left.ts, f"{right.source}.ts": right.ts}
+    values: dict[str, Any] = {f"{left.source}.ts": left.ts, f"{right.source}.ts": right.ts}
     values.update({f"{left.source}.{k}": v for k, v in left.fields.items()})
     values.update({f"{right.source}.{k}": v for k, v in right.fields.items()})
     pair_id = f"{left.identity}*{right.identity}"
