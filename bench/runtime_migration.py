@@ -7,10 +7,17 @@ often), a `read_committed` reader records when output arrives, and after `migrat
 the protocol moves the query (q5's top-k ranks all partitions together: every partition moves;
 q8: partitions 2 and 3; savepoint-restart: always the whole query) to a second worker.
 Measured: output gap (the longest wall-clock pause between results while input flows) against
-the same run without migration, downtime (the longest time the moving partitions were read by
-no worker: from pause or stop to the target's restore), duration (first to last protocol call),
-state bytes moved (the snapshot's size; moving-state: the export's), and whether the output is
-exact (no duplicate, nothing outside the in-process reference, nothing of it missing).
+the same run without migration, downtime (the wall-clock time the moving partitions were read by
+no worker: from the first pause or stop call to the answer of the call after which the target
+reads them, as the driver sees it: state-transfer's `begin`, moving-state's `recompute`,
+savepoint-restart's restarted worker ready, which it is once restored; per step, and for
+moving-state the seconds the target reports of the origin's export, the pull over HTTP and the
+restore), duration (first to last protocol call), state bytes moved (the snapshot's size;
+moving-state: the export's; savepoint-restart: every partition's, as it stops the whole query),
+the partitions moved, and whether the output is exact (no duplicate, nothing outside the
+in-process reference, nothing of it missing). Parallel-track's target is begun with its
+origin's address and releases its held output itself (`runtime.track_follow`); the driver waits
+for that, then calls `release-output` as the operator does (it repeats nothing).
 
 On q8 with a large state (columnar input, a preload of mostly persons), savepoint-restart's
 downtime against state-transfer's and moving-state's (UniMiCo needs the windows to move on to
@@ -76,6 +83,8 @@ class Outcome:
     origin_state: int = 0
     notes: dict[str, Any] = field(default_factory=dict)
     steps: dict[str, float] = field(default_factory=dict)
+    moved: tuple[int, ...] = ()
+    parts: dict[str, float] = field(default_factory=dict)
 
 
 def q5_scenario(events: int, rate: float, speedup: float, migrate_at: float) -> Scenario:
@@ -218,9 +227,16 @@ class Steps:
         now = time.monotonic()
         self.seconds[step], self.last = now - self.last, now
 
-    def cost(self, moved: int) -> dict[str, Any]:
+    def cost(self, moved: int, parts: dict[str, float] | None = None) -> dict[str, Any]:
+        """`parts`: seconds a worker reported of what the steps did (inside them, not added)."""
         total = self.last - self.begin
-        return {"downtime": total, "duration": total, "bytes": moved, "steps": self.seconds}
+        return {
+            "downtime": total,
+            "duration": total,
+            "bytes": moved,
+            "steps": self.seconds,
+            "parts": parts or {},
+        }
 
 
 def poll(env: dict[str, str], ok: Callable[[dict[str, Any]], bool], timeout: float = 60) -> None:
@@ -261,7 +277,8 @@ def moving_state(run: dict[str, Any]) -> dict[str, Any]:
     steps.done("pull+restore")
     _ok(control(target, "POST", "/v1/migrations/m/recompute", moving))
     steps.done("resume")
-    return steps.cost(begun["state_bytes"])
+    parts = {"export": begun["export_s"], "pull": begun["pull_s"], "restore": begun["restore_s"]}
+    return steps.cost(begun["state_bytes"], parts)
 
 
 def unimico(run: dict[str, Any]) -> dict[str, Any]:
@@ -286,8 +303,9 @@ def parallel_track(run: dict[str, Any]) -> dict[str, Any]:
     split = _ok(control(origin, "POST", "/v1/migrations/m/split", moving))
     body = {"role": "target", "protocol": "parallel-track", **moving}
     body |= {"split": split["split"], "offsets": split["offsets"]}
+    body["origin"] = f"127.0.0.1:{origin['STREAMSHIFT_CONTROL_PORT']}"
     _ok(control(target, "POST", "/v1/migrations/m/begin", body))
-    poll(origin, lambda s: s["track"]["done"])
+    poll(target, lambda s: s["track"]["done"])
     released = {"protocol": "parallel-track"}
     _ok(control(target, "POST", "/v1/migrations/m/release-output", released))
     return {"downtime": 0.0, "duration": time.monotonic() - begin, "bytes": 0}
@@ -393,6 +411,8 @@ def measure(stack: Services, scenario: Scenario, protocol: str | None) -> Outcom
         origin_state,
         {k: v for k, v in faults.items() if v},
         dict(cost.get("steps", {})),
+        tuple(range(PARTITIONS)) if protocol == "savepoint-restart" else scenario.moving,
+        dict(cost.get("parts", {})),
     )
 
 
@@ -414,6 +434,12 @@ def report(outcome: Outcome, baseline: Outcome | None) -> str:
     return (
         f"{outcome.protocol}: gap={outcome.gap:.2f}s{ratio} downtime={outcome.downtime:.2f}s "
         f"duration={outcome.duration:.2f}s state-moved={outcome.state_bytes / 1e3:,.0f}kB "
+        f"partitions-moved={','.join(map(str, outcome.moved)) or '-'} "
         f"exact={'yes' if outcome.exact else f'NO {outcome.notes}'}"
         + "".join(f" {step}={s:.2f}s" for step, s in outcome.steps.items())
+        + (
+            " (inside: " + " ".join(f"{k}={s:.2f}s" for k, s in outcome.parts.items()) + ")"
+            if outcome.parts
+            else ""
+        )
     )
