@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from failure_dump import dump, failure
 from kubernetes.client.exceptions import ApiException
 from operator_stack import (
     GROUP,
@@ -50,11 +51,19 @@ def cluster(stack: Stack) -> Cluster:
 
 
 @pytest.fixture
-def namespace(cluster: Cluster, stack: Stack) -> Iterator[str]:
+def namespace(
+    cluster: Cluster, stack: Stack, request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
+) -> Iterator[str]:
+    """A namespace with the query's Secrets; when the test failed, what it left there is written
+    to a file (`failure_dump`) before the namespace is deleted."""
     name = f"op-{uuid.uuid4().hex[:8]}"
     cluster.core.create_namespace({"metadata": {"name": name}})
     cluster.secrets(name, stack)
     yield name
+    failed = failure(request)
+    if failed is not None:
+        path = dump(cluster, stack, name, request.node.nodeid, failed, caplog.text)
+        print(f"failure evidence: {path}")
     cluster.core.delete_namespace(name)
 
 

@@ -1,0 +1,114 @@
+"""What a failed operator stack test leaves behind before its namespace is deleted: the output
+topic read `read_committed`, the dead-letter topic with its headers (why each record was dropped),
+every worker's `/v1/status` (phase, partitions, offsets, watermark, counters, hand-off), the
+StreamQuery and Migration objects with their status, the namespace's Events, the worker pods'
+logs and the operator's log records. Written to one file under
+`~/.cache/streamshift/log/test-failures/` (CI keeps it with the logs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer
+from operator_stack import MIG, SQ, TOKEN, Cluster, Stack
+from streamshift_operator.pods import CONTROL_PORT
+
+LOG_LINES = 400  # the end of each pod's log
+CALL = pytest.StashKey[pytest.TestReport]()  # a test's call-phase report (conftest.py)
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("STREAMSHIFT_CACHE", Path.home() / ".cache" / "streamshift"))
+
+
+def read_topic(stack: Stack, topic: str, timeout: float = 20) -> list[dict[str, Any]]:
+    """Every committed record of `topic` with its partition, offset and headers, read until
+    3 s pass with nothing new (at most `timeout`)."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": stack.kafka,
+            "group.id": f"failure-dump-{time.time_ns()}",
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe([topic])
+    records: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    quiet = time.monotonic() + 3
+    while time.monotonic() < min(deadline, quiet):
+        for message in consumer.consume(1000, 0.5):
+            if message.error() is not None:
+                continue
+            pairs = message.headers() or []
+            headers = {
+                k: _text(v) for k, v in (pairs.items() if isinstance(pairs, dict) else pairs)
+            }
+            value = (message.value() or b"").decode(errors="replace")
+            records.append(
+                {"p": message.partition(), "o": message.offset(), "h": headers, "v": value}
+            )
+            quiet = time.monotonic() + 3
+    consumer.close()
+    return records
+
+
+def _text(value: str | bytes | None) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+def worker_status(pod_ip: str) -> Any:
+    request = urllib.request.Request(
+        f"http://{pod_ip}:{CONTROL_PORT}/v1/status", headers={"Authorization": f"Bearer {TOKEN}"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=3) as answer:
+            return json.loads(answer.read())
+    except OSError as error:
+        return f"unreachable: {error}"
+
+
+def pod_logs(namespace: str) -> dict[str, str]:
+    found = sorted((cache_dir() / "log" / "pods").glob(f"{namespace}_*"))
+    return {
+        p.name: "\n".join(p.read_text(errors="replace").splitlines()[-LOG_LINES:]) for p in found
+    }
+
+
+def failure(request: pytest.FixtureRequest) -> str | None:
+    """The failure of the test `request` serves, or None when its call passed or did not run."""
+    report = request.node.stash.get(CALL, None)
+    return report.longreprtext if report is not None and report.failed else None
+
+
+def dump(
+    cluster: Cluster, stack: Stack, namespace: str, test: str, failure: str, operator_log: str
+) -> Path:
+    """Write what the failed `test` left in `namespace`; the file's path."""
+    sections: dict[str, Any] = {"test": test, "namespace": namespace, "failure": failure}
+    pods = cluster.pods(namespace)
+    sections["workers"] = {
+        name: worker_status(pod.status.pod_ip) if pod.status.pod_ip else "no IP"
+        for name, pod in sorted(pods.items())
+    }
+    sections["objects"] = {plural: cluster.list(plural, namespace) for plural in (SQ, MIG)}
+    events = cluster.core.list_namespaced_event(namespace).items
+    sections["events"] = [
+        f"{e.last_timestamp} {e.involved_object.name} {e.reason}: {e.message}" for e in events
+    ]
+    sections["output"] = read_topic(stack, f"{namespace}-out")
+    sections["dead_letters"] = read_topic(stack, f"{namespace}-out.dead")
+    sections["pod_logs"] = pod_logs(namespace)
+    sections["operator_log"] = operator_log
+    folder = cache_dir() / "log" / "test-failures"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{test.rsplit('::', 1)[-1]}-{namespace}.json"
+    path.write_text(json.dumps(sections, indent=1, default=str))
+    return path
