@@ -178,7 +178,7 @@ class KafkaSource:
             keys += np.fromiter(codes, np.int64, n) << 32
         offsets = np.fromiter(map(Message.offset, messages), np.int64, n)
         values = cast(list[bytes], list(map(Message.value, messages)))
-        if None in values:
+        if not all(values):  # a null value (tombstone) decodes as an empty record
             values = [v or b"" for v in values]
         bounds = [0, *(np.flatnonzero(np.diff(keys)) + 1).tolist(), n]
         runs: dict[Position, tuple[list[npt.NDArray[np.int64]], list[bytes]]] = {}
