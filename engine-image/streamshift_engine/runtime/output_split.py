@@ -9,13 +9,25 @@ for a `read_committed` reader (ARCHITECTURE.md, "How the protocols map onto Kafk
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from streamshift_engine.events.results import ResultBatch
 
+if TYPE_CHECKING:
+    from streamshift_engine.runtime.loop import Worker
+
 BeforeSplit = Callable[[ResultBatch], npt.NDArray[np.bool_]]
+
+
+class HeldOutput(Protocol):
+    """A target's side of a hand-off: the results it holds until the origin is done."""
+
+    holding: bool
+    held: list[ResultBatch]
+    done: bool
 
 
 def keep_own_side(
@@ -35,3 +47,15 @@ def keep_own_side(
         if len(batch):
             kept.append(batch)
     return kept
+
+
+def release_held(worker: Worker, state: HeldOutput) -> None:
+    """Write and commit the held results, then run on without holding (once: a repeated call
+    does nothing)."""
+    if state.holding:
+        state.holding = False
+        worker.emit_results(state.held)
+        worker.commit()
+        state.held = []
+        state.done = True
+        worker.phase = "running"

@@ -37,7 +37,7 @@ import numpy as np
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.migration import marking, monitor
-from streamshift_engine.runtime.output_split import keep_own_side
+from streamshift_engine.runtime.output_split import keep_own_side, release_held
 from streamshift_engine.runtime.source import Position
 
 if TYPE_CHECKING:
@@ -120,13 +120,7 @@ def release_output(worker: Worker) -> dict[str, Any]:
     state = worker.track
     if state is None or state.role != "target":
         raise ValueError("this worker is not a parallel-track target")
-    if state.holding:
-        state.holding = False
-        worker.emit_results(state.held)
-        worker.commit()
-        state.held = []
-        state.done = True
-        worker.phase = "running"
+    release_held(worker, state)
     return state.report()
 
 

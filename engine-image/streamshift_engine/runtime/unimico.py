@@ -24,7 +24,7 @@ from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.migration import handoff, timestamps
 from streamshift_engine.plan.model import Plan
-from streamshift_engine.runtime.output_split import keep_own_side
+from streamshift_engine.runtime.output_split import keep_own_side, release_held
 from streamshift_engine.runtime.source import Position
 
 if TYPE_CHECKING:
@@ -113,13 +113,7 @@ def activate(worker: Worker, activation: int) -> dict[str, Any]:
 
 def release_output(worker: Worker) -> dict[str, Any]:
     state = _mine(worker, "target")
-    if state.holding:
-        state.holding = False
-        worker.emit_results(state.held)
-        worker.commit()
-        state.held = []
-        state.done = True
-        worker.phase = "running"
+    release_held(worker, state)
     return state.report()
 
 
