@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from streamshift_engine.events.batch import Batch
-from streamshift_engine.events.results import ResultBatch
+from streamshift_engine.events.results import Places, ResultBatch
 from streamshift_engine.operators.base import Operator
 from streamshift_engine.operators.stream import (
     MAX_TS,
@@ -26,7 +26,6 @@ from streamshift_engine.operators.stream import (
     RESERVED,
     WINDOW_END,
     WINDOW_START,
-    place_identities,
 )
 from streamshift_engine.state import codec
 
@@ -80,14 +79,15 @@ class Pipeline:
         n = len(batch)
         columns = batch.columns
         no_window = np.full(n, -1, np.int64)
+        places = None
         if self.result_keys or WINDOW_START in columns:
             keys = {k: columns[k] for k in self.result_keys}
         else:
-            keys = {"id": np.asarray(place_identities(batch).to_numpy(zero_copy_only=False))}
+            keys, places = {}, Places(batch.source, batch.offset)
         values = {
             name: column
             for name, column in columns.items()
-            if name not in RESERVED and name not in keys
+            if name not in RESERVED and name not in keys and name != "id"
         }
         return ResultBatch(
             query=self.query,
@@ -98,6 +98,7 @@ class Pipeline:
             max_ts=columns.get(MAX_TS, batch.ts),
             keys=keys,
             values=values,
+            places=places,
         )
 
     def snapshot(self, partitions: Collection[int] | None = None) -> bytes:

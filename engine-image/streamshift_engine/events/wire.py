@@ -292,7 +292,24 @@ def result_id_parts(results: ResultBatch) -> list[pa.Array | str]:
     """The result ids as parts whose concatenation, row by row, is `results.ids()`: joined by
     Arrow compute when every key column holds integers or strings (whose Arrow text equals
     Python's `str`), window bounds holding one value as constant text; else the whole ids from
-    `ids()`. At least one part is an array."""
+    `ids()`. At least one part is an array. The ids of `places` are written from their integers:
+    `source@`, the partition, `:` and the offset (an array)."""
+    if results.places is not None and len(results):
+        starts, ends = (
+            result_json.integer_text(b) for b in (results.window_start, results.window_end)
+        )
+        partition = result_json.integer_text(results.partition)
+        offset = pc.cast(pa.array(results.places.offset), pa.string())
+        return [
+            f"{results.query}|",
+            starts,
+            "|",
+            ends,
+            f"|{results.places.source}@",
+            partition,
+            ":",
+            offset,
+        ]
     key_texts = [_key_text(column) for column in results.keys.values()]
     if len(results) == 0 or any(text is None for text in key_texts):
         return [pa.array(results.ids(), type=pa.string())]
