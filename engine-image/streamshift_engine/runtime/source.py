@@ -62,8 +62,11 @@ class KafkaSource:
                 "isolation.level": "read_committed",
                 "auto.offset.reset": "earliest",
                 "fetch.min.bytes": 1,
-                "max.partition.fetch.bytes": 8 << 20,
-                "fetch.max.bytes": 64 << 20,
+                # Fetch responses of at most 8 MB (2 MB a partition; a larger record still
+                # comes whole): reading 406 MB of q8 columnar records took the consumer
+                # 0.34 s of CPU against 0.54 s with 64 MB ones (three runs each).
+                "max.partition.fetch.bytes": 2 << 20,
+                "fetch.max.bytes": 8 << 20,
                 "queued.min.messages": 200000,
             }
         )
