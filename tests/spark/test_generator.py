@@ -45,7 +45,7 @@ def test_json_records_equal_engine_bytes_for_100k_events(spark: Any, seed: int) 
 
 @pytest.mark.parametrize("seed", [7, 20261122])
 def test_columnar_records_decode_to_engine_events_for_100k_events(spark: Any, seed: int) -> None:
-    spec = GenerateSpec(seed=seed, start_index=0, count=EVENTS, wire="columnar", chunk=30_000)
+    spec = GenerateSpec(seed, 0, EVENTS, "columnar", tasks=2, chunk=30_000)
     got = _by_kind_partition(records_frame(spark, spec))
     for kind, batch in generate(seed, 0, EVENTS).items():
         for p in np.unique(batch.partition).tolist():

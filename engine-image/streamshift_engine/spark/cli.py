@@ -36,6 +36,7 @@ def register(subparsers: Any) -> None:
     _common(gen)
     gen.add_argument("--wire", choices=("json", "columnar"), default="json")
     gen.add_argument("--topic-prefix", default="nexmark-")
+    gen.add_argument("--tasks", type=int, default=1, help="Spark tasks writing (see GenerateSpec)")
     gen.add_argument("--shape", choices=("bounded", "constant", "step", "sine"), default="bounded")
     gen.add_argument("--rate", type=float, default=50_000.0, help="events/s (streaming shapes)")
     gen.add_argument("--high", type=float, default=100_000.0, help="step target / sine peak")
@@ -61,7 +62,9 @@ def generate_command(args: argparse.Namespace) -> int:
     topics = {k: f"{args.topic_prefix}{k}" for k in ("person", "auction", "bid")}
     ensure_topics(bootstrap, topics.values(), args.partitions)
     spark = spark_session(args.master)
-    spec = GenerateSpec(args.seed, args.start, args.events, args.wire, _config(args), topics)
+    spec = GenerateSpec(
+        args.seed, args.start, args.events, args.wire, _config(args), topics, args.tasks
+    )
     began = time.perf_counter()
     if args.shape == "bounded":
         written = generate_to_kafka(spark, spec, bootstrap)

@@ -6,21 +6,26 @@ Kafka partitions (`partition % tasks == task`) and walks the index range in chun
 own partitions' events: no two tasks ever write to one Kafka partition, and within a task the
 records leave in index order (event time never decreases with the index).
 
-Records: in `json` one event per record (the bytes of `wire.encode_json`, kept as
-an Arrow array by `event_json`), keyed by the kind's key field
-(bids by auction, auctions by seller, persons by id); in `columnar` one Arrow IPC stream per
-chunk, kind and partition (`wire.encode_columnar`), keyed by the partition number. Columnar
-records are few, so there each chunk is generated once and the records are shuffled to their
-owning task instead (`_columnar_frame`). In `json` every task generates every chunk: that costs
-about 0.6 us of CPU an event more, while generating once and shuffling the encoded records (as
-one Arrow IPC blob per chunk, kind and partition) cost the JVM about 3 us an event more. The
-Kafka partition of a record is the engine's key group (`Batch.partition`), written explicitly.
+Records: in `json` one event per record (the bytes of `wire.encode_json`, kept as an Arrow array
+by `event_json`), keyed by the kind's key field (bids by auction, auctions by seller, persons by
+id); in `columnar` one Arrow IPC stream per chunk, kind and partition (`wire.encode_columnar`),
+keyed by the partition number. The Kafka partition of a record is the engine's key group
+(`Batch.partition`), written explicitly. A task hands Spark one Arrow batch a chunk, all kinds
+together.
+
+Every task generates every chunk, in both formats: that costs about 0.5 us of CPU an event
+more per extra task, while generating each chunk once and shuffling the encoded records to
+their owning task cost more: `columnar` did that, and took about 3 us of Spark CPU an event
+against about 2 us now, more than `json` despite its few records, as the shuffle writes, reads
+and sorts the records' bytes (about 150 an event as Arrow IPC, 170 as JSON: the string
+columns dominate both).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, Literal
 
 import numpy as np
@@ -57,7 +62,12 @@ class GenerateSpec:
     wire: Wire = "json"
     config: GeneratorConfig = field(default_factory=GeneratorConfig)
     topics: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_TOPICS))
-    tasks: int = 2
+    tasks: int = 1
+    """Spark tasks, each owning the Kafka partitions `p % tasks == task`. One on `local[2]`:
+    its Python worker (generate, encode) and its JVM thread (Arrow to rows, Kafka producer)
+    already run side by side on the two cores, and every extra task generates every chunk
+    again (measured: about 1 us of Spark CPU an event more with two tasks). More on a cluster
+    with more cores than that."""
     chunk: int = 0
     """Indices per `generate` call; in `columnar` also the most events of one record. 0 takes
     the wire's default (`DEFAULT_CHUNKS`)."""
@@ -85,14 +95,18 @@ class GenerateSpec:
 
 
 def task_records(spec: GenerateSpec, task: int) -> Iterator[pa.RecordBatch]:
-    """The Kafka records of the partitions owned by `task`, chunk by chunk, in index order."""
+    """The Kafka records of the partitions owned by `task`, one Arrow batch a chunk, in index
+    order."""
     end = spec.start_index + spec.count
     for start in range(spec.start_index, end, spec.chunk):
         batches = generate(spec.seed, start, min(spec.chunk, end - start), spec.config)
+        parts = []
         for kind, batch in batches.items():
             own = batch.take(batch.partition % spec.tasks == task)
             if len(own):
-                yield _records(spec, kind, own)
+                parts.append(_records(spec, kind, own))
+        if parts:
+            yield pa.Table.from_batches(parts).combine_chunks().to_batches()[0]
 
 
 def _records(spec: GenerateSpec, kind: str, batch: Batch) -> pa.RecordBatch:
@@ -101,8 +115,10 @@ def _records(spec: GenerateSpec, kind: str, batch: Batch) -> pa.RecordBatch:
         values = pc.cast(encode_events_json(batch), pa.binary())
         partitions = pa.array(batch.partition, pa.int32())
     else:
-        present = np.unique(batch.partition)
-        groups = [batch.take(batch.partition == p) for p in present]
+        grouped = batch.take(np.argsort(batch.partition, kind="stable"))
+        present, firsts = np.unique(grouped.partition, return_index=True)
+        bounds = [*firsts.tolist(), len(grouped)]
+        groups = [grouped.take(slice(a, b)) for a, b in pairwise(bounds)]
         keys = pa.array([str(p).encode() for p in present.tolist()], pa.binary())
         values = pa.array([encode_columnar(g) for g in groups], pa.binary())
         partitions = pa.array(present, pa.int32())
@@ -112,25 +128,9 @@ def _records(spec: GenerateSpec, kind: str, batch: Batch) -> pa.RecordBatch:
     )
 
 
-def chunk_records(spec: GenerateSpec, chunk: int) -> pa.RecordBatch | None:
-    """The columnar records of one chunk: one per kind and partition, tagged with `chunk`."""
-    first = spec.start_index + chunk * spec.chunk
-    count = min(spec.chunk, spec.start_index + spec.count - first)
-    parts = [
-        _records(spec, k, b) for k, b in generate(spec.seed, first, count, spec.config).items()
-    ]
-    table = pa.Table.from_batches([p for p in parts if p.num_rows])
-    if table.num_rows == 0:
-        return None
-    tagged = table.append_column("chunk", pa.array([chunk] * table.num_rows, pa.int64()))
-    return tagged.combine_chunks().to_batches()[0]
-
-
 def records_frame(spark: Any, spec: GenerateSpec) -> Any:
     """A DataFrame `(topic, partition, key, value)` of the spec's records; each Kafka partition's
     records in one Spark partition, in index order."""
-    if spec.wire == "columnar":
-        return _columnar_frame(spark, spec)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for tasks in batches:
@@ -141,39 +141,26 @@ def records_frame(spark: Any, spec: GenerateSpec) -> Any:
     return owners.mapInArrow(run, RECORD_SCHEMA)
 
 
-def _columnar_frame(spark: Any, spec: GenerateSpec) -> Any:
-    """Columnar records are few and large: every chunk is generated once, by any task, and the
-    records are then shuffled to one Spark partition per Kafka partition (`partition % tasks`)
-    and sorted by chunk, which costs far less than generating every chunk in every task."""
-    from pyspark.sql import functions as F
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for chunks in batches:
-            for chunk in chunks.column(0).to_pylist():
-                records = chunk_records(spec, chunk)
-                if records is not None:
-                    yield records
-
-    chunks = -(-spec.count // spec.chunk)
-    ids = spark.range(0, chunks, numPartitions=max(1, min(chunks, spec.tasks)))
-    records = ids.mapInArrow(run, f"{RECORD_SCHEMA}, chunk bigint")
-    owned = records.repartition(spec.tasks, F.pmod(F.col("partition"), F.lit(spec.tasks)))
-    return owned.sortWithinPartitions("chunk").drop("chunk")
+PRODUCER_OPTIONS: Mapping[str, str] = {
+    "enable.idempotence": "true",
+    "acks": "all",
+    "linger.ms": "20",
+    "batch.size": "1048576",
+    "max.request.size": "8388608",
+    "compression.type": "lz4",
+}
+"""The Kafka sink's producer settings: idempotent and ordered, large batches. Measured on this
+machine (Spark CPU an event): no compression saves the JVM about 0.3 us a JSON event, which the
+broker's extra bytes about take back; acks=1 without idempotence and linger 5 ms with 256 KB
+batches changed nothing beyond the noise."""
 
 
 def write_kafka(frame: Any, bootstrap: str) -> None:
-    """Write a records frame through Spark's Kafka sink (idempotent, ordered producer)."""
-    (
-        frame.write.format("kafka")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("kafka.enable.idempotence", "true")
-        .option("kafka.acks", "all")
-        .option("kafka.linger.ms", "20")
-        .option("kafka.batch.size", "1048576")
-        .option("kafka.max.request.size", "8388608")
-        .option("kafka.compression.type", "lz4")
-        .save()
-    )
+    """Write a records frame through Spark's Kafka sink with `PRODUCER_OPTIONS`."""
+    writer = frame.write.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+    for name, value in PRODUCER_OPTIONS.items():
+        writer = writer.option(f"kafka.{name}", value)
+    writer.save()
 
 
 def generate_to_kafka(spark: Any, spec: GenerateSpec, bootstrap: str) -> int:
