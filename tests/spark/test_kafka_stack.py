@@ -1,5 +1,6 @@
-"""On the local stack: Spark writes the engine's events to Kafka, and `verify` reads an output
-topic `read_committed` (aborted results never count) and exits non-zero on a mismatch."""
+"""On the local stack: Spark writes the engine's events to Kafka, the oracle reads Nexmark and
+seed `S`/`T` input back from Kafka, and `verify` reads an output topic `read_committed` (aborted
+results never count) and exits non-zero on a mismatch."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from streamshift_engine.spark import cli
 from streamshift_engine.spark.generator import GenerateSpec, generate_to_kafka
 from streamshift_engine.spark.kafka import delete_topics, ensure_topics, stack_env
 from streamshift_engine.spark.oracle import check, kafka_source, reference
+from streamshift_engine.spark.seed_streams import SeedStreamConfig, seed_streams
 
 pytestmark = pytest.mark.stack
 SEED = 5
@@ -38,7 +40,8 @@ def bootstrap() -> str:
 def prefix(bootstrap: str) -> Iterator[str]:
     name = f"spark-{uuid.uuid4().hex[:8]}-"
     yield name
-    delete_topics(bootstrap, [f"{name}{k}" for k in ("person", "auction", "bid", "out")])
+    kinds = ("person", "auction", "bid", "out", "S", "T")
+    delete_topics(bootstrap, [f"{name}{k}" for k in kinds])
 
 
 def _read_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[Any]]:
@@ -133,3 +136,25 @@ def test_oracle_over_kafka_input_equals_engine_output(
         report = check(query, reference(query, source), output)
         assert report.ok, report.lines()
         assert report.expected == len(output) > 0
+
+
+def test_oracle_over_seed_streams_read_back_from_kafka_equals_engine_output(
+    spark: Any, bootstrap: str, prefix: str
+) -> None:
+    config = SeedStreamConfig(partitions=4)
+    streams = seed_streams(SEED, 0, 2_000, config)
+    topics = {name: f"{prefix}{name}" for name in streams}
+    ensure_topics(bootstrap, topics.values(), config.partitions)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for name, batch in streams.items():
+        for p in range(config.partitions):
+            for value in encode_json(batch.take(batch.partition == p)):
+                producer.produce(topics[name], value, partition=p)
+    assert producer.flush(30) == 0
+    source = kafka_source(spark, bootstrap, topics)
+    for query, at_least in (("q1", 5_000), ("q2", 900), ("q3", 5_000)):
+        plan = builtin(query)
+        output = collect(run_plan(plan, {i.name: [streams[i.name]] for i in plan.inputs})[0])
+        report = check(query, reference(query, source), output)
+        assert report.ok, report.lines()
+        assert report.expected == len(output) >= at_least, query

@@ -14,7 +14,7 @@ from typing import Any
 
 from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.nexmark.model import SCHEMAS
-from streamshift_engine.plan.builtin import builtin
+from streamshift_engine.plan.builtin import SEED_SCHEMA, builtin
 from streamshift_engine.spark.compare import Report, compare
 from streamshift_engine.spark.events import SPARK_TYPES, kind_frame
 from streamshift_engine.spark.kafka import decode_results, read_committed
@@ -90,13 +90,14 @@ def verify(
 def kafka_source(
     spark: Any, bootstrap: str, topics: Mapping[str, str], ending: Mapping[str, str] | None = None
 ) -> Source:
-    """Events read back from JSON topics (`kind -> topic`) by Spark's Kafka source, committed
-    records only, from the earliest offsets to `ending[kind]` (Spark's offsets JSON, default
-    `latest`). `partition` and `offset` are the Kafka ones; values are parsed by Spark itself."""
+    """Events read back from JSON topics (`kind -> topic`: Nexmark kinds, the seeds' `S` and
+    `T`) by Spark's Kafka source, committed records only, from the earliest offsets to
+    `ending[kind]` (Spark's offsets JSON, default `latest`). `partition` and `offset` are the
+    Kafka ones; values are parsed by Spark itself."""
     from pyspark.sql import functions as F
 
     def source(kind: str, columns: Sequence[str] | None, with_offsets: bool) -> Any:
-        fields = dict(SCHEMAS[kind].fields)
+        fields = dict(SEED_SCHEMA) if kind in STREAMS else dict(SCHEMAS[kind].fields)
         names = list(columns) if columns is not None else list(fields)
         schema = ", ".join(f"`{n}` {SPARK_TYPES[fields[n]]}" for n in fields)
         raw = (
