@@ -42,6 +42,7 @@ def build_app(worker: Worker, token: str, alive: Callable[[], bool]) -> web.Appl
     app[ALIVE] = alive
     app[MOVING_STATE] = MovingStateRoles(worker, token, lambda action: call(worker, action))
     app[FOLLOWER] = Follower(token, lambda action: call(worker, action))
+    app.on_cleanup.append(app[FOLLOWER].close)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/readyz", _readyz)
     app.router.add_get("/metrics", _metrics)

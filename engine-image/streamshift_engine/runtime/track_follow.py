@@ -46,6 +46,12 @@ class Follower:
         if migration not in self.tasks:
             self.tasks[migration] = asyncio.ensure_future(self._follow(migration, origin, split))
 
+    async def close(self, _app: object = None) -> None:
+        """Stop following (the control API shuts down)."""
+        for task in self.tasks.values():
+            task.cancel()
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+
     async def _follow(self, migration: str, origin: str, split: int) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + FOLLOW_FOR_S
