@@ -2,12 +2,14 @@
 
 On `local[2]` with the stack's Kafka (`make up`): the Nexmark generator writes `--events` events
 through Spark's Kafka sink into fresh topics (8 partitions), in JSON (one event per record) and
-in the columnar format (Arrow IPC, many events per record). Each wire first writes `--warmup`
+in the columnar format (Arrow IPC, many events per record), with `GenerateSpec`'s defaults (one
+Spark task on `local[2]`, see there). Each wire first writes `--warmup`
 events (the JVM's JIT and the Python workers' imports: a first 1M-event JSON write costs about
 1.5 times the CPU of the next), then `--repeats` measured writes; the rate reported is their
 median, counted as events written per second of wall time, Spark job start included. Each run
 also shows the CPU seconds of Spark's processes (JVM and Python workers, from /proc), which
-stay meaningful when other work shares the cores. Then the oracle computes the reference of q5
+stay meaningful when other work shares the cores, and the machine's 1-minute load average
+after it. Then the oracle computes the reference of q5
 and q8 over `--oracle-events` generator indices (10M by default); the time covers generation,
 the Spark SQL query and collecting the results.
 Anchor: about 100K events/s from Python producers inside Spark on these machines; goal 300K.
@@ -54,9 +56,9 @@ def process_cpu_seconds() -> float:
 
 def generator_runs(
     spark: Any, bootstrap: str, wire: str, events: int, warmup: int, repeats: int
-) -> list[tuple[float, float]]:
-    """(events/s, Spark CPU seconds) of `repeats` bounded generations after a warm-up, into
-    fresh topics (deleted afterwards)."""
+) -> list[tuple[float, float, float]]:
+    """(events/s, Spark CPU seconds, load average) of `repeats` bounded generations after a
+    warm-up, into fresh topics (deleted afterwards)."""
     prefix = f"bench-spark-{uuid.uuid4().hex[:6]}-"
     topics = {k: f"{prefix}{k}" for k in KINDS}
     ensure_topics(bootstrap, topics.values(), PARTITIONS)
@@ -69,7 +71,7 @@ def generator_runs(
             cpu, began = process_cpu_seconds(), time.perf_counter()
             generate_to_kafka(spark, spec, bootstrap)
             wall = time.perf_counter() - began
-            runs.append((events / wall, process_cpu_seconds() - cpu))
+            runs.append((events / wall, process_cpu_seconds() - cpu, os.getloadavg()[0]))
         return runs
     finally:
         delete_topics(bootstrap, topics.values())
@@ -95,16 +97,20 @@ def main() -> None:
     rates = {}
     for wire in ("json", "columnar"):
         runs = generator_runs(spark, bootstrap, wire, args.events, args.warmup, args.repeats)
-        for rate, cpu in runs:
+        for rate, cpu, load in runs:
             print(
                 f"generator {wire:8} {args.events} events: {rate:,.0f} events/s, "
-                f"Spark CPU {cpu:.1f} s ({args.events / cpu:,.0f} events per CPU second)"
+                f"Spark CPU {cpu:.1f} s ({args.events / cpu:,.0f} events per CPU second), "
+                f"load {load:.1f}"
             )
-        rates[wire] = statistics.median(rate for rate, _ in runs)
+        rates[wire] = statistics.median(rate for rate, _, _ in runs)
     seconds = {}
     for query in ("nexmark-q5", "nexmark-q8"):
         seconds[query], size = oracle_seconds(spark, query, args.oracle_events)
-        print(f"oracle {query} {args.oracle_events} events: {seconds[query]:.1f} s, {size} results")
+        print(
+            f"oracle {query} {args.oracle_events} events: {seconds[query]:.1f} s, "
+            f"{size} results, load {os.getloadavg()[0]:.1f}"
+        )
     print(
         f"spark gen-json={rates['json']:.0f} gen-columnar={rates['columnar']:.0f} "
         f"oracle-q5-s={seconds['nexmark-q5']:.1f} oracle-q8-s={seconds['nexmark-q8']:.1f}"
