@@ -107,7 +107,8 @@ class Worker:
             if now - last_commit >= self.commit_due() and not self.limit:
                 self.commit()
                 last_commit = now
-                if now - last_snapshot >= self.config.snapshot_interval_s:
+                due = now - last_snapshot >= self.config.snapshot_interval_s
+                if due and not self.taking_over():
                     self.snapshot_async(None, None)
                     last_snapshot = now
             if now - last_lag >= 1.0:
@@ -207,10 +208,32 @@ class Worker:
         self.source.release(partitions)
         self.phase = "released"
 
+    def taking_over(self) -> set[int]:
+        """The partitions this worker takes over as a hand-off's target but does not own yet:
+        a UniMiCo target's until it releases its held output (probing, then holding), a
+        parallel-track target's while it holds. Their origin commits them to the query's one
+        consumer group until then, so this worker's commits and snapshots leave them out: an
+        origin recovered by a rollback restores its own positions, watermark and state, not a
+        target's (which would skip results the origin never emitted, or emit some twice)."""
+        taking: set[int] = set()
+        handoff, track = self.handoff, self.track
+        if (
+            handoff is not None
+            and handoff.role == "target"
+            and not handoff.done
+            and (handoff.holding or handoff.activation is None)
+        ):
+            taking |= handoff.partitions
+        if track is not None and track.role == "target" and track.holding:
+            taking |= track.partitions
+        return taking
+
     def commit(self) -> None:
-        """Commit the open transaction with the consumed positions."""
+        """Commit the open transaction with the consumed positions it owns (`taking_over`)."""
         watermark = self.instance.watermark()
-        self.sink.commit(self.consumed, watermark, self.source.consumer)
+        taking = self.taking_over()
+        owned = {p: o for p, o in self.consumed.items() if p[1] not in taking}
+        self.sink.commit(owned, watermark, self.source.consumer)
         self.committed_watermark = watermark
         self.dirty = False
         self.metrics.state_bytes.set(self.instance.state_bytes())
