@@ -141,6 +141,8 @@ def test_oracle_over_kafka_input_equals_engine_output(
 def test_oracle_over_seed_streams_read_back_from_kafka_equals_engine_output(
     spark: Any, bootstrap: str, prefix: str
 ) -> None:
+    """q2 reads `S`; q3 reads both and keys each result by a q1 pair's parts, so it covers
+    q1's pairs and their Kafka identities too."""
     config = SeedStreamConfig(partitions=4)
     streams = seed_streams(SEED, 0, 2_000, config)
     topics = {name: f"{prefix}{name}" for name in streams}
@@ -152,7 +154,7 @@ def test_oracle_over_seed_streams_read_back_from_kafka_equals_engine_output(
                 producer.produce(topics[name], value, partition=p)
     assert producer.flush(30) == 0
     source = kafka_source(spark, bootstrap, topics)
-    for query, at_least in (("q1", 5_000), ("q2", 900), ("q3", 5_000)):
+    for query, at_least in (("q2", 900), ("q3", 5_000)):
         plan = builtin(query)
         output = collect(run_plan(plan, {i.name: [streams[i.name]] for i in plan.inputs})[0])
         report = check(query, reference(query, source), output)
