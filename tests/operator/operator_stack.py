@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,7 @@ class Cluster:
         apply_crds(extensions)
         for kind in KINDS:
             name = crd(kind)["metadata"]["name"]
-            wait_for(f"CRD {name} established", lambda n=name: _established(extensions, n), 30)
+            wait_for(f"CRD {name} established", partial(_established, extensions, name), 30)
 
     def secrets(self, namespace: str, stack: Stack) -> None:
         for name, data in {

@@ -221,7 +221,9 @@ def run_and_migrate(
                 every=0.05,
             )
     with operator(namespace, stack):
-        status = wait_for(f"{name} finished", lambda: finished(cluster, namespace, name), 180)
+        status: dict[str, Any] = wait_for(
+            f"{name} finished", lambda: finished(cluster, namespace, name), 180
+        )
         assert status["phase"] == outcome, status
         feeder.join(60)
         wait_for("q Running again", lambda: ready(cluster, namespace, "q"), 60)
@@ -229,26 +231,40 @@ def run_and_migrate(
     return status
 
 
+def migrate_verified(
+    cluster: Cluster,
+    namespace: str,
+    stack: Stack,
+    plan: str,
+    parallelism: int,
+    protocol: str,
+    target: dict[str, Any],
+    steps: list[str],
+) -> dict[str, Any]:
+    """Run `plan` on `parallelism` instances and migrate it by `protocol` to `target` with
+    `verify: true` (`run_and_migrate`); the migration must pass through the protocol's `steps`
+    and succeed, verified exact. Returns its final status."""
+
+    def start() -> str:
+        body = migration("move", "q", protocol, target, verify=True)
+        cluster.create(MIG, namespace, body)
+        return "move"
+
+    status = run_and_migrate(cluster, namespace, stack, plan, parallelism, start)
+    phases = [p["phase"] for p in status["phaseHistory"]]
+    assert phases == ["Queued", "Preparing", *steps, "HandingOver", "Finalizing", "Succeeded"]
+    assert status["protocol"] == protocol
+    assert status["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
+    return status
+
+
 def test_state_transfer_rescales_with_verified_exact_output(
     cluster: Cluster, namespace: str, stack: Stack
 ) -> None:
-    def start() -> str:
-        body = migration("grow", "q", "state-transfer", {"parallelism": 3}, verify=True)
-        cluster.create(MIG, namespace, body)
-        return "grow"
-
-    status = run_and_migrate(cluster, namespace, stack, "nexmark-q8", 2, start)
-    phases = [p["phase"] for p in status["phaseHistory"]]
-    assert phases == [
-        "Queued",
-        "Preparing",
-        "PausingAtMarker",
-        "TransferringState",
-        "HandingOver",
-        "Finalizing",
-        "Succeeded",
-    ]
-    assert status["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
+    steps = ["PausingAtMarker", "TransferringState"]
+    status = migrate_verified(
+        cluster, namespace, stack, "nexmark-q8", 2, "state-transfer", {"parallelism": 3}, steps
+    )
     assert status["cost"]["stateBytesMoved"] > 0 and status["cost"]["durationSeconds"] > 0
     query = cluster.get(SQ, namespace, "q")
     assert query["spec"]["parallelism"] == 3 and query["status"]["epoch"] == 1
@@ -332,47 +348,20 @@ def test_origin_pod_deleted_mid_migration_rolls_back_with_nothing_lost(
 def test_unimico_moves_q5_with_verified_exact_output(
     cluster: Cluster, namespace: str, stack: Stack
 ) -> None:
-    def start() -> str:
-        body = migration("move", "q", "unimico", {"moveInstances": [0]}, verify=True)
-        cluster.create(MIG, namespace, body)
-        return "move"
-
-    status = run_and_migrate(cluster, namespace, stack, "nexmark-q5", 1, start)
-    phases = [p["phase"] for p in status["phaseHistory"]]
-    assert phases == [
-        "Queued",
-        "Preparing",
-        "AwaitingStartTimestamp",
-        "DrainingOrigin",
-        "HandingOver",
-        "Finalizing",
-        "Succeeded",
-    ]
-    assert status["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
+    steps = ["AwaitingStartTimestamp", "DrainingOrigin"]
+    move = {"moveInstances": [0]}
+    migrate_verified(cluster, namespace, stack, "nexmark-q5", 1, "unimico", move, steps)
     assert staying(cluster, namespace) == ["q-e1-0"]
 
 
 def test_parallel_track_moves_q5_with_verified_exact_output(
     cluster: Cluster, namespace: str, stack: Stack
 ) -> None:
-    def start() -> str:
-        body = migration("track", "q", "parallel-track", {"moveInstances": [0]}, verify=True)
-        cluster.create(MIG, namespace, body)
-        return "track"
-
-    status = run_and_migrate(cluster, namespace, stack, "nexmark-q5", 1, start)
-    phases = [p["phase"] for p in status["phaseHistory"]]
-    assert phases == [
-        "Queued",
-        "Preparing",
-        "TrackingInParallel",
-        "DrainingOrigin",
-        "HandingOver",
-        "Finalizing",
-        "Succeeded",
-    ]
-    assert status["protocol"] == "parallel-track"
-    assert status["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
+    steps = ["TrackingInParallel", "DrainingOrigin"]
+    move = {"moveInstances": [0]}
+    status = migrate_verified(
+        cluster, namespace, stack, "nexmark-q5", 1, "parallel-track", move, steps
+    )
     assert status["cost"]["stateBytesMoved"] == 0 and status["cost"]["eventsProcessedTwice"] > 0
     assert staying(cluster, namespace) == ["q-e1-0"]
 
@@ -380,25 +369,10 @@ def test_parallel_track_moves_q5_with_verified_exact_output(
 def test_moving_state_shrinks_q8_pulling_from_two_origins_with_verified_exact_output(
     cluster: Cluster, namespace: str, stack: Stack
 ) -> None:
-    def start() -> str:
-        body = migration("shrink", "q", "moving-state", {"parallelism": 2}, verify=True)
-        cluster.create(MIG, namespace, body)
-        return "shrink"
-
-    status = run_and_migrate(cluster, namespace, stack, "nexmark-q8", 3, start)
-    phases = [p["phase"] for p in status["phaseHistory"]]
-    assert phases == [
-        "Queued",
-        "Preparing",
-        "PausingOrigin",
-        "MovingState",
-        "Recomputing",
-        "HandingOver",
-        "Finalizing",
-        "Succeeded",
-    ]
-    assert status["protocol"] == "moving-state"
-    assert status["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
+    steps = ["PausingOrigin", "MovingState", "Recomputing"]
+    status = migrate_verified(
+        cluster, namespace, stack, "nexmark-q8", 3, "moving-state", {"parallelism": 2}, steps
+    )
     cost = status["cost"]
     assert cost["stateBytesMoved"] > 0 and cost["eventsProcessedTwice"] >= 0
     assert cost["durationSeconds"] >= cost["outputGapSeconds"] > 0
