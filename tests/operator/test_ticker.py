@@ -5,7 +5,7 @@ import itertools
 
 from streamshift_operator.ticker import Ticker
 
-INTERVAL = 0.2
+INTERVAL = 0.5
 
 
 def test_a_tick_that_moved_is_followed_at_once_then_the_interval_applies() -> None:
@@ -21,7 +21,7 @@ def test_a_tick_that_moved_is_followed_at_once_then_the_interval_applies() -> No
             return len(times) <= 2  # the first two ticks moved, the third did not
 
         ticker.start("k", tick, INTERVAL)
-        for _ in range(100):
+        for _ in range(250):
             await asyncio.sleep(0.02)
             if not ticker.keys():
                 break
@@ -48,7 +48,11 @@ def test_a_failing_tick_is_retried_after_the_interval() -> None:
             raise RuntimeError("the API server is away")
 
         ticker.start("k", tick, 0.01)
-        await asyncio.sleep(0.5)
+        for _ in range(500):
+            await asyncio.sleep(0.02)
+            if not ticker.keys():
+                break
+        await asyncio.sleep(0.1)  # a stopped ticker calls no more
         await ticker.close()
         return calls
 
