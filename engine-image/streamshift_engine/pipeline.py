@@ -111,7 +111,7 @@ class Pipeline:
         chosen = None if partitions is None else sorted(partitions)
         return codec.encode({"kind": "pipeline", "query": self.query, "partitions": chosen}, arrays)
 
-    def restore(self, data: bytes) -> None:
+    def restore(self, data: bytes | memoryview) -> None:
         """Add the state in `data` (from `snapshot` of a pipeline of the same plan)."""
         meta, arrays = codec.decode(data)
         if meta.get("kind") != "pipeline" or meta.get("query") != self.query:

@@ -248,12 +248,12 @@ class Instance:
         }
         return codec.encode(meta, {"pipeline": np.frombuffer(state, np.uint8)})
 
-    def restore(self, data: bytes) -> None:
+    def restore(self, data: bytes | memoryview) -> None:
         """Add the partitions in `data`; feed them again from `covered()` onwards."""
-        meta, arrays = codec.decode(data)
+        meta, arrays = codec.decode(data, copy=False)  # the pipeline's bytes: decoded at once
         if meta.get("kind") != "instance" or meta.get("query") != self.plan.name:
             raise codec.SnapshotError(f"not an instance snapshot of {self.plan.name!r}")
-        self.pipeline.restore(arrays["pipeline"].tobytes())
+        self.pipeline.restore(arrays["pipeline"].data)
         for name, partition, offset in meta["covered"]:
             self.covered_to[(name, partition)] = offset
             self.fed_to[(name, partition)] = offset

@@ -85,14 +85,14 @@ def export(worker: Worker, partitions: Collection[int]) -> bytes:
     return b"".join([_LENGTH.pack(len(header)), header, state])
 
 
-def unpack(data: bytes) -> tuple[dict[str, Any], bytes]:
-    """An export's metadata and the instance snapshot it carries."""
+def unpack(data: bytes) -> tuple[dict[str, Any], memoryview]:
+    """An export's metadata and the instance snapshot it carries (a view: no copy)."""
     if len(data) < _LENGTH.size:
         raise ValueError("not a moving-state export: too short")
     (length,) = _LENGTH.unpack_from(data)
     end = _LENGTH.size + length
     meta: dict[str, Any] = orjson.loads(data[_LENGTH.size : end])
-    return meta, data[end:]
+    return meta, memoryview(data)[end:]
 
 
 def adopt_matched(

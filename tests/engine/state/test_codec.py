@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,7 +21,7 @@ from streamshift_engine.state import codec
 def test_arrays_and_meta_round_trip(ints: list[int], floats: list[float], texts: list[str]) -> None:
     objects = np.empty(len(texts), dtype=object)
     objects[:] = texts
-    arrays = {
+    arrays: dict[str, npt.NDArray[Any]] = {
         "a/i": np.array(ints, np.int64),
         "f": np.array(floats, np.float64),
         "p": np.arange(len(ints), dtype=np.int32),
@@ -38,3 +41,35 @@ def test_other_bytes_are_refused() -> None:
         codec.decode(b"PICKLE" + data[6:])
     with pytest.raises(codec.SnapshotError):
         codec.decode(data[:3])
+
+
+def test_raw_payloads_are_little_endian_and_contiguous() -> None:
+    big = np.array([1, -2, 3], dtype=">i8")
+    strided = np.arange(10, dtype=np.int32)[::3]
+    flags = np.array([True, False])
+    data = codec.encode({"m": 1}, {"big": big, "strided": strided, "flags": flags})
+    payloads = b"".join(
+        [
+            np.array([1, -2, 3], "<i8").tobytes(),
+            np.array([0, 3, 6, 9], "<i4").tobytes(),
+            b"\x01\x00",
+        ]
+    )
+    assert data.endswith(payloads)
+    _, arrays = codec.decode(data)
+    assert arrays["big"].tolist() == [1, -2, 3]
+    assert arrays["strided"].tolist() == [0, 3, 6, 9]
+    assert arrays["flags"].tolist() == [True, False]
+
+
+def test_decode_without_copy_views_the_bytes() -> None:
+    data = codec.encode({}, {"x": np.arange(4, dtype=np.int64)})
+    framed = memoryview(b"head" + data)[4:]
+    _, views = codec.decode(framed, copy=False)
+    assert views["x"].tolist() == [0, 1, 2, 3]
+    assert not views["x"].flags.writeable
+    assert np.shares_memory(views["x"], np.frombuffer(framed, np.uint8))
+    _, copies = codec.decode(framed)
+    copies["x"][0] = 7
+    assert copies["x"].tolist() == [7, 1, 2, 3]
+    assert codec.decode(framed, copy=False)[1]["x"].tolist() == [0, 1, 2, 3]
