@@ -115,7 +115,7 @@ async def _snapshot(request: web.Request) -> web.Response:
     return web.json_response(manifest)
 
 
-async def _migration(request: web.Request) -> web.Response:
+async def _migration(request: web.Request) -> web.StreamResponse:
     migration, action = request.match_info["migration"], request.match_info["action"]
     done = request.app[DONE]
     if (migration, action) in done:
@@ -124,7 +124,7 @@ async def _migration(request: web.Request) -> web.Response:
     if action in MOVING_STATE_ACTIONS and (
         action != "begin" or body.get("protocol") == "moving-state"
     ):
-        return await request.app[MOVING_STATE].handle(migration, action, body)
+        return await request.app[MOVING_STATE].handle(request, migration, action, body)
     parts: list[int] | None = body.get("partitions")
     actions: dict[str, Callable[[Worker], Any]] = {
         "pause": lambda w: roles.pause(w, _need(parts), _marker(body.get("marker"))),

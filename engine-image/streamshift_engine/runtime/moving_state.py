@@ -59,9 +59,10 @@ def state_ids(plan: Plan) -> list[dict[str, Any]]:
     ]
 
 
-def export(worker: Worker, partitions: Collection[int]) -> bytes:
+def export(worker: Worker, partitions: Collection[int]) -> tuple[bytes, ...]:
     """The paused partitions' states by state id, with the positions they cover; then the
-    origin releases them (commit, forget)."""
+    origin releases them (commit, forget). The export's bytes in parts, sent one after the
+    other (joining them would copy the state once more, on the worker thread)."""
     positions = roles.positions_of(worker, partitions)
     waiting = [
         f"{name}:{p}"
@@ -82,7 +83,7 @@ def export(worker: Worker, partitions: Collection[int]) -> bytes:
     worker.release(partitions)
     meta["export_s"] = round(time.perf_counter() - begin, 3)  # snapshot and release
     header = orjson.dumps(meta)
-    return b"".join([_LENGTH.pack(len(header)), header, state])
+    return _LENGTH.pack(len(header)), header, state
 
 
 def unpack(data: bytes) -> tuple[dict[str, Any], memoryview]:
@@ -99,7 +100,9 @@ def adopt_matched(
     worker: Worker, exports: list[bytes], partitions: Collection[int], old_plan: Plan
 ) -> Move:
     """Restore the origins' exports into an instance of `old_plan`, then give each matched
-    state of the worker's plan its old state."""
+    state of the worker's plan its old state. It builds new instances and reads only the
+    worker's configuration and assigned partitions (none: `recompute`, on the worker thread,
+    checks again before it runs them), so it may run off the worker thread."""
     if worker.instance.assigned:
         raise ValueError(f"worker already holds partitions {sorted(worker.instance.assigned)}")
     plan = worker.config.plan

@@ -38,7 +38,9 @@ class OriginUnreachable(RuntimeError):
 
 
 class MovingStateRoles:
-    """One worker's moving-state steps, run once each on the worker thread through `run`."""
+    """One worker's moving-state steps, each run once: `export` and `recompute` on the worker
+    thread through `run`, `begin`'s restore in a thread of its own (it touches nothing the
+    worker's loop owns), so it does not wait up to a loop step for the loop to take it."""
 
     def __init__(
         self, worker: Worker, token: str, run: Callable[[Callable[[Worker], Any]], Awaitable[Any]]
@@ -49,14 +51,22 @@ class MovingStateRoles:
         self.tasks: dict[Hashable, asyncio.Task[Any]] = {}
         self.moves: dict[str, moving_state.Move] = {}
 
-    async def handle(self, migration: str, action: str, body: dict[str, Any]) -> web.Response:
+    async def handle(
+        self, request: web.Request, migration: str, action: str, body: dict[str, Any]
+    ) -> web.StreamResponse:
         parts = _partitions(body)
         if action == "export":
-            data = await self._once(
+            pieces: tuple[bytes, ...] = await self._once(
                 (migration, action, tuple(parts)),
                 lambda: self.run(lambda w: moving_state.export(w, parts)),
             )
-            return web.Response(body=data, content_type="application/octet-stream")
+            response = web.StreamResponse(headers={"Content-Type": "application/octet-stream"})
+            response.content_length = sum(map(len, pieces))
+            await response.prepare(request)
+            for piece in pieces:
+                await response.write(piece)
+            await response.write_eof()
+            return response
         if action == "begin":
             if body.get("role", "target") != "target":
                 raise ValueError("only role 'target' begins a moving-state migration")
@@ -79,8 +89,9 @@ class MovingStateRoles:
         begin = time.perf_counter()
         exports = [await self._pull(migration, origin) for origin in origins]
         pulled = time.perf_counter() - begin
-        move: moving_state.Move = await self.run(
-            lambda w: moving_state.adopt_matched(w, exports, parts, old_plan)
+        # off the worker thread: no wait for its loop to take the call (`adopt_matched`)
+        move = await asyncio.to_thread(
+            moving_state.adopt_matched, self.worker, exports, parts, old_plan
         )
         self.moves[migration] = move
         return {**move.report, "pull_s": round(pulled, 3)}
