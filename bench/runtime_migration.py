@@ -11,9 +11,10 @@ the same run without migration, downtime (the wall-clock time the moving partiti
 no worker: from the first pause or stop call to the answer of the call after which the target
 reads them, as the driver sees it: state-transfer's `begin`, moving-state's `recompute`,
 savepoint-restart's restarted worker ready, which it is once restored; per step, and for
-moving-state the seconds the target reports of the origin's export, the pull over HTTP and the
-restore), duration (first to last protocol call), state bytes moved (the snapshot's size;
-moving-state: the export's; savepoint-restart: every partition's, as it stops the whole query),
+moving-state the seconds the target reports of the origin's export, the rest of its pull (the
+origin's wait for its loop to take the call and the HTTP transfer) and the restore),
+duration (first to last protocol call), state bytes moved (the snapshot's size; moving-state:
+the export's; savepoint-restart: every partition's, as it stops the whole query),
 the partitions moved, and whether the output is exact (no duplicate, nothing outside the
 in-process reference, nothing of it missing). Parallel-track's target is begun with its
 origin's address and releases its held output itself (`runtime.track_follow`); the driver waits
@@ -277,7 +278,8 @@ def moving_state(run: dict[str, Any]) -> dict[str, Any]:
     steps.done("pull+restore")
     _ok(control(target, "POST", "/v1/migrations/m/recompute", moving))
     steps.done("resume")
-    parts = {"export": begun["export_s"], "pull": begun["pull_s"], "restore": begun["restore_s"]}
+    export, pull = begun["export_s"], begun["pull_s"]  # the pull waits for the export
+    parts = {"export": export, "transfer": round(pull - export, 3), "restore": begun["restore_s"]}
     return steps.cost(begun["state_bytes"], parts)
 
 
