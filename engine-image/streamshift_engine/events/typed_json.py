@@ -6,6 +6,8 @@ Each record is decoded on its own (see `wire` on why records are never joined) i
 validates and type-checks every byte of an accepted record and no value is skipped unchecked
 (msgspec's skipping of an unknown value checks neither UTF-8 nor number ranges). Decoding into a
 struct builds no dict and no key strings: about half the cost of `orjson.loads` on Nexmark bids.
+Each column, strings included, is filled by one `np.fromiter` over the structs (no list between:
+measured 54-65 ns instead of 60-93 ns per string value).
 
 A record msgspec accepts is one `wire._check` accepts, with the same values: JSON syntax, UTF-8
 and string escapes are checked as strictly as orjson does, a float beyond the double range is
@@ -60,10 +62,6 @@ def decode_columns(
     columns: dict[str, npt.NDArray[Any]] = {}
     for name, kind in read:
         values = map(attrgetter(attribute[name]), decoded)
-        if kind == "str":
-            column = np.empty(len(decoded), dtype=object)
-            column[:] = list(values)
-        else:
-            column = np.fromiter(values, _DTYPES[kind], len(decoded))
-        columns[name] = column
+        dtype = object if kind == "str" else _DTYPES[kind]
+        columns[name] = np.fromiter(values, dtype, len(decoded))
     return columns
