@@ -25,6 +25,9 @@ from streamshift_engine.nexmark.generator import generate
 GROUP, VERSION = "streamshift.io", "v1alpha1"
 PARTITIONS, RATE = 4, 2000  # events per second, wall clock and event time alike
 TOKEN = "demo-control-token"
+# steady output before the migration, at least as long as a unimico move takes: the cost sets
+# the gap during the migration against the longest pause over an equal stretch before it
+SETTLE_S = 15.0
 
 
 def feed(bootstrap: str, topic: str, stop: threading.Event) -> None:
@@ -157,6 +160,8 @@ def start(args: argparse.Namespace) -> Running:
 def main() -> int:
     args = arguments(__doc__, "--protocol")
     running = start(args)
+    print(f"q5 emitting; {SETTLE_S:.0f} s of steady output before the migration")
+    time.sleep(SETTLE_S)
     migration = migration_of(args.protocol)
     name = migration["metadata"]["name"]
     running.create("migrations", migration)
