@@ -41,6 +41,8 @@ from streamshift_operator.pods import CONTROL_PORT
 from e2e.demo import feed
 
 GROUP, VERSION, SQ, MIG = "streamshift.io", "v1alpha1", "streamqueries", "migrations"
+# steady output before the move: its cost sets the gap during it against an equal stretch before
+SETTLE_S = 14.0
 PARTITIONS, WINDOW_S, SLIDE_S, MANY = 4, 10, 2, 20
 TOKEN = "bench-control-token"
 REPO = Path(__file__).resolve().parent.parent
@@ -189,6 +191,7 @@ class Bench:
 
     def unimico(self) -> tuple[float, dict[str, Any]]:
         wait("q5 to report a watermark", lambda: self.status(SQ, "q5").get("watermark"), 60)
+        time.sleep(SETTLE_S)
         body = {
             "apiVersion": f"{GROUP}/{VERSION}",
             "kind": "Migration",
