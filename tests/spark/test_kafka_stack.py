@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import orjson
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from streamshift_engine.events.batch import Batch
@@ -160,3 +161,33 @@ def test_oracle_over_seed_streams_read_back_from_kafka_equals_engine_output(
         report = check(query, reference(query, source), output)
         assert report.ok, report.lines()
         assert report.expected == len(output) >= at_least, query
+
+
+def test_verify_command_reads_its_input_back_from_kafka(
+    spark: Any, bootstrap: str, prefix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`streamshift verify --input S=topic`: the seeds' q2 over input read from Kafka, against
+    its output topic; a wrong value in the output makes it fail."""
+    config = SeedStreamConfig(partitions=2)
+    stream = seed_streams(SEED + 1, 0, 1_000, config)["S"]
+    topic_in, topic_out = f"{prefix}S", f"{prefix}q2-out"
+    ensure_topics(bootstrap, [topic_in, topic_out], config.partitions)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for p in range(config.partitions):
+        for value in encode_json(stream.take(stream.partition == p)):
+            producer.produce(topic_in, value, partition=p)
+    assert producer.flush(30) == 0
+    results, _ = run_plan(builtin("q2"), {"S": [stream]})
+    values = [v for r in results for v in encode_results_json(r)]
+    _produce_results(bootstrap, topic_out, values, commit=True)
+    argv = ["verify", "--query", "q2", "--topic", topic_out, "--bootstrap", bootstrap]
+    argv += ["--input", f"S={topic_in}"]
+
+    assert cli.main(argv) == 0
+    assert f"received={len(values)} missing=0" in capsys.readouterr().out
+
+    wrong = orjson.loads(values[7])
+    wrong["sum"] = wrong["sum"] + 1
+    _produce_results(bootstrap, topic_out, [orjson.dumps(wrong)], commit=True)
+    assert cli.main(argv) == 1
+    assert "MISMATCH" in capsys.readouterr().out

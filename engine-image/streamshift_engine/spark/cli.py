@@ -49,6 +49,14 @@ def register(subparsers: Any) -> None:
     ver.add_argument("--query", required=True, help="nexmark-q0..q8, smq, or the seeds q1..q3")
     ver.add_argument("--topic", required=True, help="the query's output topic")
     ver.add_argument("--timeout", type=float, default=60.0)
+    ver.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="KIND=TOPIC",
+        help="read this input back from a JSON topic (person, auction, bid, S, T), earliest to "
+        "latest committed offsets, instead of generating it; repeat per input",
+    )
     ver.set_defaults(handler=verify_command)
 
 
@@ -80,14 +88,28 @@ def generate_command(args: argparse.Namespace) -> int:
 
 def verify_command(args: argparse.Namespace) -> int:
     from streamshift_engine.spark.kafka import bootstrap_servers
-    from streamshift_engine.spark.oracle import generator_source, verify
+    from streamshift_engine.spark.oracle import generator_source, kafka_source, verify
     from streamshift_engine.spark.session import spark_session
 
+    bootstrap = bootstrap_servers(args.bootstrap)
+    inputs = dict(_input_topic(text) for text in args.input)
     spark = spark_session(args.master)
-    source = generator_source(spark, args.seed, args.start, args.events, _config(args))
-    report = verify(args.query, source, bootstrap_servers(args.bootstrap), args.topic, args.timeout)
+    if inputs:
+        source = kafka_source(spark, bootstrap, inputs)
+    else:
+        source = generator_source(spark, args.seed, args.start, args.events, _config(args))
+    report = verify(args.query, source, bootstrap, args.topic, args.timeout)
     print("\n".join(report.lines()))
     return 0 if report.ok else 1
+
+
+def _input_topic(text: str) -> tuple[str, str]:
+    kind, sep, topic = text.partition("=")
+    if not sep or not kind or not topic:
+        raise SystemExit(
+            f"streamshift verify: --input wants KIND=TOPIC (e.g. bid=nexmark-bid), got {text!r}"
+        )
+    return kind, topic
 
 
 def main(argv: Sequence[str] | None = None) -> int:
