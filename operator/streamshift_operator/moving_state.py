@@ -20,8 +20,6 @@ the target was still pulling) gets the first call's answer.
 from typing import Any
 
 from streamshift_operator import planchange
-from streamshift_operator.control import ControlError
-from streamshift_operator.pods import CONTROL_PORT
 from streamshift_operator.run import Run
 
 
@@ -32,10 +30,7 @@ def _origins(run: Run, partitions: list[int]) -> list[dict[str, Any]]:
         share = sorted(set(parts) & set(partitions))
         if not share:
             continue
-        view = run.view.pods.get(pod)
-        if view is None or view.ip is None or not run.view.running(pod):
-            raise ControlError(f"{pod} is not running", None)
-        found.append({"address": f"{view.ip}:{CONTROL_PORT}", "partitions": share})
+        found.append({"address": run.address(pod), "partitions": share})
     return found
 
 

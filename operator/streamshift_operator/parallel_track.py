@@ -21,7 +21,6 @@ the events an origin read from the target's offsets on are processed by both.
 from typing import Any
 
 from streamshift_operator.control import ControlError
-from streamshift_operator.pods import CONTROL_PORT
 from streamshift_operator.run import Run
 
 
@@ -35,13 +34,6 @@ def _origin_of(run: Run, partitions: list[int]) -> str:
 async def _splits(run: Run) -> dict[str, dict[str, Any]]:
     """Each origin's split answer (the worker repeats its first one)."""
     return {pod: await run.role(pod, "split", parts) for pod, parts in run.origin()}
-
-
-def _address(run: Run, pod: str) -> str:
-    view = run.view.pods.get(pod)
-    if view is None or view.ip is None:
-        raise ControlError(f"{pod} has no address", None)
-    return f"{view.ip}:{CONTROL_PORT}"
 
 
 def _own(offsets: dict[str, int], partitions: list[int]) -> dict[str, int]:
@@ -63,7 +55,7 @@ async def run_targets_from_split(run: Run) -> bool:
             protocol="parallel-track",
             split=split["split"],
             offsets=offsets,
-            origin=_address(run, origin),
+            origin=run.address(origin),
         )
     return True
 

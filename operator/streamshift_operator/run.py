@@ -9,7 +9,7 @@ from streamshift_operator.models.migration import MigrationStatus
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
 from streamshift_operator.names import pod_name
 from streamshift_operator.observe import QueryView
-from streamshift_operator.pods import QueryIdentity
+from streamshift_operator.pods import CONTROL_PORT, QueryIdentity
 
 
 @dataclass
@@ -47,8 +47,16 @@ class Run:
         self, pod: str, action: str, partitions: list[int] | None, **extra: Any
     ) -> dict[str, Any]:
         """POST a role request to `pod` keyed by this migration (ControlError if it cannot)."""
+        body = {**extra} if partitions is None else {"partitions": partitions, **extra}
+        return await self.control.call(self.ip(pod), f"/v1/migrations/{self.name}/{action}", body)
+
+    def ip(self, pod: str) -> str:
+        """The IP of `pod` if it is running (ControlError otherwise)."""
         view = self.view.pods.get(pod)
         if view is None or view.ip is None or not self.view.running(pod):
             raise ControlError(f"{pod} is not running", None)
-        body = {**extra} if partitions is None else {"partitions": partitions, **extra}
-        return await self.control.call(view.ip, f"/v1/migrations/{self.name}/{action}", body)
+        return view.ip
+
+    def address(self, pod: str) -> str:
+        """The control API address (`ip:port`) of a running `pod`, as one worker calls another."""
+        return f"{self.ip(pod)}:{CONTROL_PORT}"

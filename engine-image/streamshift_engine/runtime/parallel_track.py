@@ -117,18 +117,14 @@ def begin_target(
 
 
 def release_output(worker: Worker) -> dict[str, Any]:
-    state = worker.track
-    if state is None or state.role != "target":
-        raise ValueError("this worker is not a parallel-track target")
+    state = _target(worker)
     release_held(worker, state)
     return state.report()
 
 
 def release_until(worker: Worker, until: int) -> dict[str, Any]:
     """Emit and commit the held results due by the origin's watermark `until`; hold the rest."""
-    state = worker.track
-    if state is None or state.role != "target":
-        raise ValueError("this worker is not a parallel-track target")
+    state = _target(worker)
     if state.holding:
         state.until = max(until, state.until if state.until is not None else until)
         now, state.held = due_by(state.held, state.until)
@@ -136,6 +132,13 @@ def release_until(worker: Worker, until: int) -> dict[str, Any]:
             worker.emit_results(now)
             worker.commit()
     return state.report()
+
+
+def _target(worker: Worker) -> Track:
+    state = worker.track
+    if state is None or state.role != "target":
+        raise ValueError("this worker is not a parallel-track target")
+    return state
 
 
 def due_by(held: list[ResultBatch], until: int) -> tuple[list[ResultBatch], list[ResultBatch]]:

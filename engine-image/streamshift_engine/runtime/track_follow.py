@@ -8,9 +8,9 @@ releases up to the watermark the origin's last commit carried (`committed_waterm
 result of a window ending by it is committed, so a `read_committed` reader sees the output in
 window order). Once the origin reports its track done (it committed and released the moving
 partitions), the target releases the rest (`release_output`) and stops following. An origin
-that does not answer is asked again on the next round; the operator's own calls (its ticks'
-`release-until`, `release-output` once the origin is drained) still work beside this and do
-nothing twice. The loop is bounded by `FOLLOW_FOR_S`.
+that does not answer is asked again on the next round; the operator's `release-output` once the
+origin is drained, and any caller's `release-until`, still work beside this and do nothing twice.
+The loop is bounded by `FOLLOW_FOR_S`.
 """
 
 from __future__ import annotations
