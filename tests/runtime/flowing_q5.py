@@ -23,9 +23,9 @@ from .harness import (
     read_committed,
     reference,
     wait_ready,
+    wait_status,
     worker_env,
 )
-from .test_migrations_stack import wait_status
 
 EVERY_PARTITION = {"partitions": [0, 1, 2, 3]}
 

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +154,13 @@ def metric(env: dict[str, str], sample: str) -> float:
             if name == sample:
                 return float(value)
     raise AssertionError(f"{sample} not on /metrics")
+
+
+def wait_status(env: dict[str, str], ok: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline:
+        body: dict[str, Any] = control(env, "GET", "/v1/status")[1]
+        if ok(body):
+            return body
+        time.sleep(0.2)
+    raise AssertionError(f"condition not met; last status {body}")

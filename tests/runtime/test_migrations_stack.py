@@ -9,15 +9,12 @@ with a final snapshot, a new pod (next epoch) restores it; output equals the ref
 
 from __future__ import annotations
 
-import itertools
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 
+from .flowing_q5 import EVERY_PARTITION, start_flowing_q5
 from .harness import (
     Services,
     WorkerProcesses,
@@ -29,6 +26,7 @@ from .harness import (
     reference,
     reference_flushed,
     wait_ready,
+    wait_status,
     worker_env,
 )
 
@@ -112,17 +110,8 @@ def test_savepoint_restart_is_exact(
 def test_unimico_with_input_flowing_is_exact(
     services: Services, run_id: str, workers: WorkerProcesses
 ) -> None:
-    bids = nexmark_input(30_000, 4)["bid"]
-    create_topics(services, [f"{run_id}-bid", f"{run_id}-out", f"{run_id}-out.dead"], 4)
-    cuts = [int(bids.ts[len(bids) * i // 10]) for i in range(3, 10)]
-    produce(services, f"{run_id}-bid", bids.take(bids.ts < cuts[0]), "json")
-    origin = worker_env(services, run_id, "nexmark-q5")
-    wait_ready(origin, workers.start(origin))
-    target = worker_env(
-        services, run_id, "nexmark-q5", STREAMSHIFT_EPOCH="1", STREAMSHIFT_START="hold"
-    )
-    wait_ready(target, workers.start(target))
-    everything = {"partitions": [0, 1, 2, 3]}
+    flow = start_flowing_q5(services, run_id, workers)
+    origin, target, everything = flow.origin, flow.target, EVERY_PARTITION
     status, begun = control(
         target,
         "POST",
@@ -130,17 +119,6 @@ def test_unimico_with_input_flowing_is_exact(
         {"role": "target", "protocol": "unimico", **everything},
     )
     assert status == 200 and begun["role"] == "target"
-
-    def feed() -> None:
-        bounds = [*cuts, int(bids.ts[-1]) + 1]
-        for low, high in itertools.pairwise(bounds):
-            produce(
-                services, f"{run_id}-bid", bids.take((bids.ts >= low) & (bids.ts < high)), "json"
-            )
-            time.sleep(0.5)
-
-    producer = threading.Thread(target=feed)
-    producer.start()
     handoff = wait_status(target, lambda s: s["handoff"]["ts_start"] is not None)["handoff"]
     status, origin_handoff = control(
         origin, "POST", "/v1/migrations/m3/handoff", {"ts_start": handoff["ts_start"], **everything}
@@ -148,22 +126,8 @@ def test_unimico_with_input_flowing_is_exact(
     assert status == 200 and origin_handoff["activation"] >= handoff["ts_start"]
     activation = {"activation": origin_handoff["activation"]}
     assert control(target, "POST", "/v1/migrations/m3/activate", activation)[0] == 200
-    producer.join(60)
+    flow.producer.join(60)
     wait_status(origin, lambda s: s["handoff"]["done"])
     assert control(target, "POST", "/v1/migrations/m3/release-output")[0] == 200
-    expected = reference("nexmark-q5", {"bid": bids}, 4)
-    output = read_committed(services, f"{run_id}-out", len(expected), 40)
-    assert not [r for r, n in Counter(output).items() if n > 1], "duplicates"
-    assert output == expected
+    flow.assert_exact()
     assert control(origin, "GET", "/v1/status")[1]["partitions"] == []
-    assert control(target, "GET", "/v1/status")[1]["counts"]["results_out"] > 0
-
-
-def wait_status(env: dict[str, str], ok: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    deadline = time.monotonic() + 40
-    while time.monotonic() < deadline:
-        body: dict[str, Any] = control(env, "GET", "/v1/status")[1]
-        if ok(body):
-            return body
-        time.sleep(0.2)
-    raise AssertionError(f"condition not met; last status {body}")

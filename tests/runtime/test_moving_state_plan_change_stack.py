@@ -30,9 +30,9 @@ from .harness import (
     produce,
     read_committed,
     wait_ready,
+    wait_status,
     worker_env,
 )
-from .test_migrations_stack import wait_status
 
 pytestmark = [pytest.mark.stack, pytest.mark.timeout(120)]
 SCHEMA = {"ts": "int", "k": "int", "m": "int"}

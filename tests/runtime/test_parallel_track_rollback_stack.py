@@ -28,9 +28,9 @@ from .harness import (
     read_committed,
     reference,
     wait_ready,
+    wait_status,
     worker_env,
 )
-from .test_migrations_stack import wait_status
 
 pytestmark = [pytest.mark.stack, pytest.mark.timeout(120)]
 EVERY_PARTITION = {"partitions": [0, 1, 2, 3]}

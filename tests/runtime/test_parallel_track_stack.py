@@ -11,8 +11,7 @@ from __future__ import annotations
 import pytest
 
 from .flowing_q5 import EVERY_PARTITION, start_flowing_q5
-from .harness import Services, WorkerProcesses, control
-from .test_migrations_stack import wait_status
+from .harness import Services, WorkerProcesses, control, wait_status
 
 pytestmark = [pytest.mark.stack, pytest.mark.timeout(120)]
 
