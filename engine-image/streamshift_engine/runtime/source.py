@@ -6,26 +6,30 @@ ids that name input records match any reader's; for the columnar format (many ev
 of one record is exact: seeking to it reads the record again and skips the events before it. The
 group offsets committed with the output use the Kafka offset and keep the event offset and the
 instance's watermark in their metadata. No group membership: the operator assigns partitions.
+
+Records are read by `_fastconsume` (C) from the confluent-kafka Consumer's own librdkafka handle:
+values and packed partitions, offsets and topic indices, no Python object per record besides its
+value; everything else (assignment, seeks, pause and resume, commits, offset look-ups) goes
+through confluent-kafka on the same handle.
 """
 
 from __future__ import annotations
 
-import gc
 import itertools
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
 import numpy.typing as npt
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.wire import DeadLetter, decode_columnar, decode_json
+from streamshift_engine.runtime import _fastconsume
 from streamshift_engine.runtime.config import WorkerConfig
 
 COLUMNAR_SLOTS = 1 << 20
+CLIENT_ID = "streamshift-source"  # `_fastconsume` checks the handle it reads is named so
 Position = tuple[str, int]
 Records = tuple[npt.NDArray[np.int64], list[bytes]]  # Kafka offsets and values of a position
 
@@ -51,12 +55,13 @@ class KafkaSource:
         self.config = config
         self.topics = {s.name: s.topic for s in config.sources}
         self.inputs = {s.topic: s.name for s in config.sources}
-        self.codes = {s.topic: i for i, s in enumerate(config.sources)}
+        self.topic_names = tuple(s.topic for s in config.sources)  # by the index consume gives
         self.names = [s.name for s in config.sources]
         self.schemas = config.schemas
         self.consumer = Consumer(
             {
                 "bootstrap.servers": config.kafka_bootstrap,
+                "client.id": CLIENT_ID,
                 "group.id": config.group,
                 "enable.auto.commit": False,
                 "isolation.level": "read_committed",
@@ -68,6 +73,7 @@ class KafkaSource:
                 "max.partition.fetch.bytes": 2 << 20,
                 "fetch.max.bytes": 8 << 20,
                 "queued.min.messages": 200000,
+                "enable.partition.eof": False,  # an EOF would come as an error record: raised
             }
         )
         self.slots = slots(config)
@@ -160,15 +166,9 @@ class KafkaSource:
     def fetch(self, timeout: float) -> tuple[dict[Position, Batch], list[DeadLetter]]:
         """One batched consume, decoded per (input, partition); malformed records as dead
         letters (their offsets are event offsets)."""
-        with collector_paused():
-            messages = self.consumer.consume(num_messages=self.config.batch_size, timeout=timeout)
-            if any(map(Message.error, messages)):
-                raise KafkaException(next(filter(None, map(Message.error, messages))))
-            grouped = self._grouped(messages)
-            del messages
         batches: dict[Position, Batch] = {}
         dead: list[DeadLetter] = []
-        for position, records in grouped.items():
+        for position, records in self.records(timeout).items():
             batch, bad = self._decode(position, records)
             floor = self.floor.get(position, 0)
             if len(batch) and batch.offset[0] < floor:
@@ -177,26 +177,26 @@ class KafkaSource:
             dead += [d for d in bad if d.offset >= floor]
         return batches, dead
 
-    def _grouped(self, messages: list[Message]) -> dict[Position, Records]:
-        """Offsets and values per (input, partition): C-level maps over the messages and runs
-        found with numpy (per-message Python work is what limits a JSON worker)."""
-        if not messages:
+    def records(self, timeout: float) -> dict[Position, Records]:
+        """One batched consume (`_fastconsume`: packed columns, no object per record), its
+        Kafka offsets and values per (input, partition) in offset order. A partition's records
+        come in runs; the runs are found with numpy and each is sliced once."""
+        values, partitions, offsets, codes = _fastconsume.consume(
+            self.consumer, CLIENT_ID, self.topic_names, self.config.batch_size, timeout
+        )
+        n = len(values)
+        if not n:
             return {}
-        n = len(messages)
-        keys = np.fromiter(map(Message.partition, messages), np.int64, n)
+        keys = np.frombuffer(partitions, np.int32).astype(np.int64)
         if len(self.names) > 1:
-            codes = map(self.codes.__getitem__, cast(Iterator[str], map(Message.topic, messages)))
-            keys += np.fromiter(codes, np.int64, n) << 32
-        offsets = np.fromiter(map(Message.offset, messages), np.int64, n)
-        values = cast(list[bytes], list(map(Message.value, messages)))
-        if not all(values):  # a null value (tombstone) decodes as an empty record
-            values = [v or b"" for v in values]
+            keys |= np.frombuffer(codes, np.int32).astype(np.int64) << 32
+        kafka_offsets = np.frombuffer(offsets, np.int64)
         bounds = [0, *(np.flatnonzero(np.diff(keys)) + 1).tolist(), n]
         runs: dict[Position, tuple[list[npt.NDArray[np.int64]], list[bytes]]] = {}
         for low, high in itertools.pairwise(bounds):
-            key = (self.names[int(keys[low]) >> 32], int(keys[low]) & 0xFFFFFFFF)
-            entry = runs.setdefault(key, ([], []))
-            entry[0].append(offsets[low:high])
+            key = int(keys[low])
+            entry = runs.setdefault((self.names[key >> 32], key & 0xFFFFFFFF), ([], []))
+            entry[0].append(kafka_offsets[low:high])
             entry[1].extend(values[low:high])
         return {key: (np.concatenate(starts), found) for key, (starts, found) in runs.items()}
 
@@ -224,20 +224,3 @@ class KafkaSource:
 
     def close(self) -> None:
         self.consumer.close()
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused while a consume's messages are made and grouped.
-
-    A consume makes one tracked `Message` per record; their allocation keeps triggering
-    collections that rescan every live object of the worker (measured on q5 JSON: about a
-    quarter of the worker thread's time). Messages form no cycles: reference counting frees
-    them. Resumed, if it was enabled, when the block ends."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
