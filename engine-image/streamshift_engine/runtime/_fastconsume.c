@@ -355,7 +355,7 @@ static int bind(PyObject *cimpl) {
         PyObject *version = PyObject_CallMethod(cimpl, "version", NULL);
         if (!version)
                 return -1;
-        /* cimpl.version() is the version string (2.x; older ones gave a (string, int)) */
+        /* cimpl.version(): the version string */
         const char *found = PyUnicode_Check(version) ? PyUnicode_AsUTF8(version) : NULL;
         if (!found || strcmp(found, CONFLUENT_KAFKA_VERSION) != 0) {
                 PyErr_Format(PyExc_ImportError,
