@@ -103,17 +103,27 @@ class Pipeline:
 
     def snapshot(self, partitions: Collection[int] | None = None) -> bytes:
         """State of the given partitions (all when None) as versioned, self-describing bytes."""
+        return codec.encode(*self.arrays(partitions))
+
+    def arrays(
+        self, partitions: Collection[int] | None = None
+    ) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
+        """State of the given partitions (all when None): metadata and named columns, what
+        `snapshot` encodes (an instance snapshot encodes them in its own envelope)."""
         arrays: dict[str, npt.NDArray[Any]] = {}
         for operator in self.operators:
             for store, columns in operator.snapshot(partitions).items():
                 for column, values in columns.items():
                     arrays[f"{operator.id}/{store}/{column}"] = values
         chosen = None if partitions is None else sorted(partitions)
-        return codec.encode({"kind": "pipeline", "query": self.query, "partitions": chosen}, arrays)
+        return {"kind": "pipeline", "query": self.query, "partitions": chosen}, arrays
 
     def restore(self, data: bytes | memoryview) -> None:
         """Add the state in `data` (from `snapshot` of a pipeline of the same plan)."""
-        meta, arrays = codec.decode(data)
+        self.restore_arrays(*codec.decode(data))
+
+    def restore_arrays(self, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]) -> None:
+        """Add the state `arrays` hands over for good (from `arrays` of the same plan)."""
         if meta.get("kind") != "pipeline" or meta.get("query") != self.query:
             raise codec.SnapshotError(f"not a snapshot of query {self.query!r}: {meta}")
         tables: dict[str, dict[str, dict[str, npt.NDArray[Any]]]] = defaultdict(

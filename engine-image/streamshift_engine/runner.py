@@ -46,6 +46,7 @@ from streamshift_engine.state import codec
 
 Position = tuple[str, int]
 NONE = -1
+ENVELOPE = 2  # instance snapshots: the pipeline's arrays in the instance's frame (`snapshot_parts`)
 
 
 class Instance:
@@ -229,6 +230,15 @@ class Instance:
     def snapshot(self, partitions: Collection[int] | None = None) -> bytes:
         """Versioned bytes: the pipeline state of `partitions` (all when None) and the
         positions it covers."""
+        return b"".join(self.snapshot_parts(partitions))
+
+    def snapshot_parts(self, partitions: Collection[int] | None = None) -> list[bytes | memoryview]:
+        """The bytes of `snapshot` in parts that view the state's arrays (no copy): for a
+        sender that writes them out before the instance changes (`codec.encode_parts`).
+
+        Envelope 2: the pipeline's arrays sit in the instance's own frame, its metadata under
+        `pipeline`. Envelope 1 (older snapshots, still restored) nested the pipeline's snapshot
+        bytes as one array, a copy of the whole state more on each side."""
 
         def chosen(position: Position) -> bool:
             return partitions is None or position[1] in partitions
@@ -237,23 +247,34 @@ class Instance:
         released = [[n, p, t] for (n, p), t in self.max_released.items() if chosen((n, p))]
         fed = {p: max(o, self.dead_lettered_to.get(p, o)) for p, o in self.fed_to.items()}
         dead_lettered = [[n, p, o] for (n, p), o in fed.items() if chosen((n, p))]
-        state = self.pipeline.snapshot(partitions)
+        pipeline, arrays = self.pipeline.arrays(partitions)
         meta = {
             "kind": "instance",
+            "envelope": ENVELOPE,
             "query": self.plan.name,
             "covered": covered,
             "max_released": released,
             "dead_lettered": dead_lettered,
             "released": self.released,
+            "pipeline": pipeline,
         }
-        return codec.encode(meta, {"pipeline": np.frombuffer(state, np.uint8)})
+        return codec.encode_parts(meta, arrays)
 
-    def restore(self, data: bytes | memoryview) -> None:
-        """Add the partitions in `data`; feed them again from `covered()` onwards."""
-        meta, arrays = codec.decode(data, copy=False)  # the pipeline's bytes: decoded at once
+    def restore(self, data: bytes | bytearray | memoryview, adopt: bool = False) -> None:
+        """Add the partitions in `data`; feed them again from `covered()` onwards. `adopt`:
+        `data` is a writable buffer handed over for good, and the state's arrays stay views of
+        it (no copy)."""
+        if adopt and memoryview(data).readonly:
+            raise ValueError("only a writable buffer can be adopted")
+        meta, arrays = codec.decode(data, copy=False)
         if meta.get("kind") != "instance" or meta.get("query") != self.plan.name:
             raise codec.SnapshotError(f"not an instance snapshot of {self.plan.name!r}")
-        self.pipeline.restore(arrays["pipeline"].data)
+        if meta.get("envelope", 1) == 1:
+            self.pipeline.restore(arrays["pipeline"].data)  # decoded (and copied) once more
+        else:
+            if not adopt:  # views of bytes the caller keeps: the state gets its own copies
+                arrays = {n: a if a.dtype == object else a.copy() for n, a in arrays.items()}
+            self.pipeline.restore_arrays(meta["pipeline"], arrays)
         for name, partition, offset in meta["covered"]:
             self.covered_to[(name, partition)] = offset
             self.fed_to[(name, partition)] = offset

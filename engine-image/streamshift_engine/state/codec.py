@@ -3,12 +3,19 @@
 Layout: the magic `SSNAP`, a format version (uint16), the length of a JSON header (uint32),
 the header, then the array payloads back to back. The header holds the caller's metadata and,
 per array, its name, dtype, length and encoding: numeric and boolean arrays are stored as raw
-little-endian bytes, object arrays (strings, Python scalars) as a JSON list.
+little-endian bytes, object arrays (strings, Python scalars) as a JSON list. Version 2 (written
+now) starts every payload at a multiple of 8 bytes from the start (the header padded with
+spaces, zero bytes before a payload), so arrays decoded without a copy are aligned views, and
+stores an object array of strings without a NUL character as their UTF-8 text joined by NULs
+(encoding `text`: q8's 443,000 person names in 20 ms less to encode and 10-30 ms less to
+decode than as JSON); version 1 (no padding, no `text`) is still read.
 
-Raw payloads are copied once, into the snapshot bytes, and once out of them; `decode(...,
-copy=False)` hands out read-only views for bytes consumed at once. The extra copies (bytes slices,
-`tobytes`) had cost a q8 export of 29 MB, in process, 0.20 s to snapshot and 0.10 s to restore
-(0.08 s and 0.04 s without them).
+Raw payloads are copied once, into the snapshot bytes, and once out of them; `encode_parts`
+leaves out the first copy (the parts view the arrays: for a sender that writes them out one
+after the other), `decode(..., copy=False)` the second (read-only views for bytes consumed at
+once, or views of a writable buffer the caller hands over for good). The extra copies (bytes
+slices, `tobytes`) had cost a q8 export of 29 MB, in process, 0.20 s to snapshot and 0.10 s to
+restore (0.08 s and 0.04 s without them).
 """
 
 from __future__ import annotations
@@ -22,7 +29,9 @@ import numpy.typing as npt
 import orjson
 
 MAGIC = b"SSNAP"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)
+ALIGN = 8
 _PREFIX = struct.Struct("<5sHI")
 
 
@@ -32,16 +41,27 @@ class SnapshotError(ValueError):
 
 def encode(meta: Mapping[str, Any], arrays: Mapping[str, npt.NDArray[Any]]) -> bytes:
     """Encode JSON-able `meta` and named one-dimensional arrays into snapshot bytes."""
+    return b"".join(encode_parts(meta, arrays))
+
+
+def encode_parts(
+    meta: Mapping[str, Any], arrays: Mapping[str, npt.NDArray[Any]]
+) -> list[bytes | memoryview]:
+    """The snapshot bytes of `encode` as parts to write one after the other, raw payloads as
+    views of the arrays (no copy: the arrays must stay unchanged until the parts are written)."""
     entries = []
     payloads: list[bytes | memoryview] = []
     for name, array in arrays.items():
         payload: bytes | memoryview
         if array.dtype == object:
-            payload = orjson.dumps(array.tolist(), option=orjson.OPT_SERIALIZE_NUMPY)
-            dtype, encoding, nbytes = "object", "json", len(payload)
+            values = array.tolist()
+            text = _text(values)
+            encoding = "json" if text is None else "text"
+            payload = text or orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)
+            dtype, nbytes = "object", len(payload)
         else:
             little = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False)
-            payload = little.view(np.uint8).data  # no copy until the join below
+            payload = little.view(np.uint8).data  # a view: no copy here
             dtype, encoding, nbytes = little.dtype.str, "raw", little.nbytes
         entries.append(
             {
@@ -54,31 +74,42 @@ def encode(meta: Mapping[str, Any], arrays: Mapping[str, npt.NDArray[Any]]) -> b
         )
         payloads.append(payload)
     header = orjson.dumps({"meta": meta, "arrays": entries})
-    return b"".join([_PREFIX.pack(MAGIC, VERSION, len(header)), header, *payloads])
+    header += b" " * (-(_PREFIX.size + len(header)) % ALIGN)
+    parts: list[bytes | memoryview] = [_PREFIX.pack(MAGIC, VERSION, len(header)), header]
+    position = _PREFIX.size + len(header)
+    for payload in payloads:
+        padding = -position % ALIGN
+        if padding:
+            parts.append(b"\0" * padding)
+        parts.append(payload)
+        position += padding + len(payload)
+    return parts
 
 
 def decode(
-    data: bytes | memoryview, copy: bool = True
+    data: bytes | bytearray | memoryview, copy: bool = True
 ) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
     """The metadata and arrays of snapshot bytes made by `encode`; without `copy`, the raw
-    arrays are read-only views of `data`."""
+    arrays are views of `data` (read-only unless `data` is writable)."""
     data = memoryview(data).cast("B")
     if len(data) < _PREFIX.size:
         raise SnapshotError("too short to be a snapshot")
     magic, version, header_length = _PREFIX.unpack_from(data)
-    if magic != MAGIC or version != VERSION:
+    if magic != MAGIC or version not in READS:
         raise SnapshotError(
-            f"not a version {VERSION} snapshot (magic {magic!r}, version {version})"
+            f"not a snapshot of a version read here {READS} (magic {magic!r}, version {version})"
         )
+    align = ALIGN if version >= 2 else 1
     start = _PREFIX.size
     header = orjson.loads(data[start : start + header_length])
     position = start + header_length
     arrays: dict[str, npt.NDArray[Any]] = {}
     for entry in header["arrays"]:
+        position += -position % align
         payload = data[position : position + entry["nbytes"]]
         position += entry["nbytes"]
-        if entry["encoding"] == "json":
-            values = orjson.loads(payload)
+        if entry["encoding"] in ("json", "text"):
+            values = _values(entry, payload)
             array = np.empty(len(values), dtype=object)
             array[:] = values
         else:
@@ -86,3 +117,27 @@ def decode(
             array = array.copy() if copy else array
         arrays[entry["name"]] = array
     return header["meta"], arrays
+
+
+def _text(values: list[Any]) -> bytes | None:
+    """Strings without a NUL as their UTF-8 text joined by NULs; None for other values."""
+    try:
+        joined = "\0".join(values)
+    except TypeError:  # not all strings
+        return None
+    if joined.count("\0") != len(values) - 1 or not values:
+        return None
+    try:
+        return joined.encode()
+    except UnicodeEncodeError:  # a lone surrogate: JSON says what is wrong
+        return None
+
+
+def _values(entry: dict[str, Any], payload: memoryview) -> list[Any]:
+    if entry["encoding"] == "json":
+        values: list[Any] = orjson.loads(payload)
+        return values
+    values = str(payload, "utf-8").split("\0")
+    if len(values) != entry["length"]:
+        raise SnapshotError(f"{entry['name']}: {len(values)} strings, not {entry['length']}")
+    return values

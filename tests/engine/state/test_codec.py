@@ -73,3 +73,19 @@ def test_decode_without_copy_views_the_bytes() -> None:
     copies["x"][0] = 7
     assert copies["x"].tolist() == [7, 1, 2, 3]
     assert codec.decode(framed, copy=False)[1]["x"].tolist() == [0, 1, 2, 3]
+
+
+def test_payloads_start_aligned_and_parts_join_to_the_bytes() -> None:
+    texts = np.empty(3, dtype=object)
+    texts[:] = ["a", "bc", "def"]
+    arrays = {"flags": np.array([True]), "o": texts, "x": np.arange(3, dtype=np.int64)}
+    parts = codec.encode_parts({"m": "odd length"}, arrays)
+    data = codec.encode({"m": "odd length"}, arrays)
+    assert b"".join(parts) == data
+    assert np.shares_memory(np.frombuffer(parts[-1], np.uint8), arrays["x"])
+    buffer = bytearray(data)
+    _, views = codec.decode(buffer, copy=False)
+    base = np.frombuffer(buffer, np.uint8).ctypes.data
+    assert (views["x"].ctypes.data - base) % codec.ALIGN == 0
+    assert views["x"].flags.writeable and views["x"].tolist() == [0, 1, 2]
+    assert views["o"].tolist() == ["a", "bc", "def"] and views["flags"].tolist() == [True]
