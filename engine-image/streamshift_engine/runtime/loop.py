@@ -38,6 +38,8 @@ from streamshift_engine.runtime.source import KafkaSource, Position
 
 log = logging.getLogger("streamshift.worker")
 STARTS_KEPT = 20000  # fetched batch starts indexed per position (parallel-track's read-back)
+STEP_S = 0.05  # a step's consume gathers input for up to this long
+SLICE_S = 0.005  # ... in consumes this long, so a command waits at most this for the loop
 
 
 @dataclass
@@ -63,6 +65,7 @@ class Worker:
         self.emitted_below: dict[int, int | None] = {}
         self.markers: dict[Position, int] = {}
         self.commands: queue.Queue[Command] = queue.Queue()
+        self.deferred: list[Callable[[], None]] = []  # `later`
         self.uploads = ThreadPoolExecutor(1, thread_name_prefix="snapshot")
         self.upload: Future[Manifest] | None = None
         self.last_snapshot: Manifest | None = None
@@ -102,7 +105,8 @@ class Worker:
         last_commit = last_snapshot = last_lag = time.monotonic()
         while not self.stopping:
             self._commands()
-            self.step(timeout=0.05)
+            self.step(timeout=STEP_S)
+            self._catch_up()
             now = time.monotonic()
             if now - last_commit >= self.commit_due() and not self.limit:
                 self.commit()
@@ -135,10 +139,20 @@ class Worker:
                 command.future.set_result(command.action(self))
             except Exception as error:  # the caller sees it; the loop keeps running
                 command.future.set_exception(error)
+            self._catch_up()
+
+    def later(self, work: Callable[[], None]) -> None:
+        """Run `work` on this thread once the current command has answered (or the current
+        step ended), before anything else: for work an answer need not wait for."""
+        self.deferred.append(work)
+
+    def _catch_up(self) -> None:
+        while self.deferred:
+            self.deferred.pop(0)()
 
     def step(self, timeout: float) -> None:
         """One batched consume, fed and polled; output queued unless it is replayed output."""
-        batches, dead = self.source.fetch(timeout)
+        batches, dead = self.gather(timeout)
         begin = time.perf_counter()
         batches = parallel_track.intercept(self, unimico.intercept(self, batches))
         for position, batch in batches.items():
@@ -158,6 +172,27 @@ class Worker:
         unimico.after_emit(self)
         parallel_track.after_emit(self)
         self.metrics.busy.inc(time.perf_counter() - begin)
+
+    def gather(self, timeout: float) -> tuple[dict[Position, Batch], list[DeadLetter]]:
+        """What consumes of `SLICE_S` seconds read within `timeout`, merged per position: a
+        control command waiting ends the wait after the current slice, not after `timeout`
+        (librdkafka's batched consume cannot be woken from another thread; it returns early
+        only once it holds a full batch, and then so does this)."""
+        deadline = time.monotonic() + timeout
+        gathered: dict[Position, list[Batch]] = {}
+        dead: list[DeadLetter] = []
+        while True:
+            begin = time.monotonic()
+            wait = max(0.0, min(SLICE_S, deadline - begin))
+            batches, letters = self.source.fetch(wait)
+            for position, batch in batches.items():
+                gathered.setdefault(position, []).append(batch)
+            dead += letters
+            now = time.monotonic()
+            full = bool(batches) and now - begin < wait / 2
+            if full or now >= deadline or not self.commands.empty():
+                break
+        return {p: Batch.concat(parts) for p, parts in gathered.items()}, dead
 
     def _wanted(self, position: Position, offset: int) -> bool:
         bound = min(self.limit.get(position, 1 << 62), self.markers.get(position, 1 << 62))
@@ -199,13 +234,16 @@ class Worker:
             self.metrics.latency.observe(max(0.0, time.time() - newest / 1000))
 
     def release(self, partitions: Collection[int]) -> None:
-        """Hand `partitions` over: commit, then forget their state, positions and markers."""
+        """Hand `partitions` over: commit, then forget their state, positions and markers.
+        Their state is dropped `later` (copying what stays, 0.04-0.06 s for q8's 70 MB): the
+        partitions are neither read nor fed from here on, so a release's answer, and with it
+        the target's start, need not wait for it."""
         self.commit()
         for position in [p for p in self.consumed if p[1] in set(partitions)]:
             self.consumed.pop(position, None)
             self.markers.pop(position, None)
-        self.instance.drop(partitions)
         self.source.release(partitions)
+        self.later(lambda: self.instance.drop(partitions))
         self.phase = "released"
 
     def taking_over(self) -> set[int]:
