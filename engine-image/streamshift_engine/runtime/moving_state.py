@@ -5,7 +5,11 @@
    rest stays in the log, which is the upstream buffer.
 2. Origin `export` (`export`): the partitions' states with the positions they cover, each state
    listed by its state id (4.1.1, `plan_change.slots`); then the origin releases them. The bytes
-   are the instance snapshot as taken, behind a short metadata header: no second encoding.
+   are the instance snapshot as taken, behind a short metadata header: no second encoding, and
+   no copy on the origin (parts that view the state's arrays, written out one after the other;
+   the header padded so the arrays stay 8-byte aligned). The target reads them into one buffer
+   and restores its arrays as views of it (`Instance.restore(..., adopt=True)`): the state is
+   copied once between the two instances, by the kernel.
 3. Target `begin` (`adopt_matched`): the exports restore an instance of the origin's plan; every
    state of the target's plan that matches one by state id takes it: the whole state for the
    same plan (restored once: the two instances are one), else shared or moved per state
@@ -32,6 +36,7 @@ from streamshift_engine.migration import plan_change, state_recompute
 from streamshift_engine.plan.model import Plan
 from streamshift_engine.runner import Instance
 from streamshift_engine.runtime import recovery, roles
+from streamshift_engine.state import codec
 
 if TYPE_CHECKING:
     from streamshift_engine.runtime.loop import Worker
@@ -59,10 +64,11 @@ def state_ids(plan: Plan) -> list[dict[str, Any]]:
     ]
 
 
-def export(worker: Worker, partitions: Collection[int]) -> tuple[bytes, ...]:
+def export(worker: Worker, partitions: Collection[int]) -> tuple[bytes | memoryview, ...]:
     """The paused partitions' states by state id, with the positions they cover; then the
-    origin releases them (commit, forget). The export's bytes in parts, sent one after the
-    other (joining them would copy the state once more, on the worker thread)."""
+    origin releases them (commit, forget; their state is dropped after the answer). The
+    export's bytes in parts, sent one after the other (joining them would copy the state once
+    more, on the worker thread); the parts view arrays of the snapshot, not of the live state."""
     positions = roles.positions_of(worker, partitions)
     waiting = [
         f"{name}:{p}"
@@ -72,7 +78,7 @@ def export(worker: Worker, partitions: Collection[int]) -> tuple[bytes, ...]:
     if waiting:
         raise ValueError(f"pause {', '.join(waiting)} at a marker before exporting its state")
     begin = time.perf_counter()
-    state = worker.instance.snapshot(partitions)
+    state = worker.instance.snapshot_parts(partitions)
     meta: dict[str, Any] = {
         "kind": KIND,
         "query": worker.config.query,
@@ -83,10 +89,11 @@ def export(worker: Worker, partitions: Collection[int]) -> tuple[bytes, ...]:
     worker.release(partitions)
     meta["export_s"] = round(time.perf_counter() - begin, 3)  # snapshot and release
     header = orjson.dumps(meta)
-    return _LENGTH.pack(len(header)), header, state
+    header += b" " * (-(_LENGTH.size + len(header)) % codec.ALIGN)  # JSON allows the spaces
+    return _LENGTH.pack(len(header)), header, *state
 
 
-def unpack(data: bytes) -> tuple[dict[str, Any], memoryview]:
+def unpack(data: bytes | bytearray) -> tuple[dict[str, Any], memoryview]:
     """An export's metadata and the instance snapshot it carries (a view: no copy)."""
     if len(data) < _LENGTH.size:
         raise ValueError("not a moving-state export: too short")
@@ -97,12 +104,13 @@ def unpack(data: bytes) -> tuple[dict[str, Any], memoryview]:
 
 
 def adopt_matched(
-    worker: Worker, exports: list[bytes], partitions: Collection[int], old_plan: Plan
+    worker: Worker, exports: list[bytearray], partitions: Collection[int], old_plan: Plan
 ) -> Move:
     """Restore the origins' exports into an instance of `old_plan`, then give each matched
-    state of the worker's plan its old state. It builds new instances and reads only the
-    worker's configuration and assigned partitions (none: `recompute`, on the worker thread,
-    checks again before it runs them), so it may run off the worker thread."""
+    state of the worker's plan its old state. The exports are handed over for good: the
+    restored arrays view them. It builds new instances and reads only the worker's
+    configuration and assigned partitions (none: `recompute`, on the worker thread, checks
+    again before it runs them), so it may run off the worker thread."""
     if worker.instance.assigned:
         raise ValueError(f"worker already holds partitions {sorted(worker.instance.assigned)}")
     plan = worker.config.plan
@@ -119,7 +127,7 @@ def adopt_matched(
             raise ValueError("not a moving-state export of this query")
         if meta["states"] != state_ids(old_plan):
             raise ValueError("the origin's states are not those of the origin plan given")
-        old.restore(state)
+        old.restore(state, adopt=True)
         got |= set(meta["partitions"])
         export_s += float(meta.get("export_s", 0.0))
     if got != set(partitions):

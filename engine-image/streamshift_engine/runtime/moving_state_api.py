@@ -7,6 +7,12 @@ S3, which is state-transfer's path and costs a write and a read; not relayed by 
 which would carry every state byte twice and hold it in the operator's memory. The target is
 the side that knows the plan it will run, so matching by state id happens where the state lands.
 
+The export travels as the origin's parts, written in slices of `WRITE_CHUNK` (asyncio's socket
+transport buffers what the socket does not take at once in a bytearray, and moves the rest of it
+down after every send: one 29 MB write cost that move per send); the target reads it with a
+blocking HTTP client in a thread of its own, straight into one preallocated buffer
+(`readinto`), the buffer its restored state then views.
+
 Each step runs once per migration (and per partition set for `export`): a repeated or concurrent
 call awaits the first one's answer, so an operator retrying after a timeout, or a target pulling
 again, gets the same answer and the same bytes; a failed step may be tried again.
@@ -15,11 +21,12 @@ again, gets the same answer and the same bytes; a failed step may be tried again
 from __future__ import annotations
 
 import asyncio
+import http.client
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
-import aiohttp
+import orjson
 from aiohttp import web
 
 from streamshift_engine.plan import parse_plan
@@ -30,7 +37,8 @@ from streamshift_engine.runtime.projection import projected
 
 T = TypeVar("T")
 ACTIONS = frozenset({"export", "begin", "recompute"})
-PULL_TIMEOUT = aiohttp.ClientTimeout(total=120, connect=3)
+PULL_TIMEOUT_S = 120.0
+WRITE_CHUNK = 1 << 20
 
 
 class OriginUnreachable(RuntimeError):
@@ -56,7 +64,7 @@ class MovingStateRoles:
     ) -> web.StreamResponse:
         parts = _partitions(body)
         if action == "export":
-            pieces: tuple[bytes, ...] = await self._once(
+            pieces: tuple[bytes | memoryview, ...] = await self._once(
                 (migration, action, tuple(parts)),
                 lambda: self.run(lambda w: moving_state.export(w, parts)),
             )
@@ -64,7 +72,9 @@ class MovingStateRoles:
             response.content_length = sum(map(len, pieces))
             await response.prepare(request)
             for piece in pieces:
-                await response.write(piece)
+                view = memoryview(piece)
+                for start in range(0, len(view), WRITE_CHUNK):
+                    await response.write(view[start : start + WRITE_CHUNK])
             await response.write_eof()
             return response
         if action == "begin":
@@ -104,23 +114,40 @@ class MovingStateRoles:
         del self.moves[migration]  # the old instance, unmatched states and all, is discarded
         return answer
 
-    async def _pull(self, migration: str, origin: dict[str, Any]) -> bytes:
+    async def _pull(self, migration: str, origin: dict[str, Any]) -> bytearray:
         """One origin's export of the partitions named for it."""
-        url = f"http://{origin['address']}/v1/migrations/{migration}/export"
-        body = {"partitions": [int(p) for p in origin["partitions"]]}
         try:
-            async with (
-                aiohttp.ClientSession(timeout=PULL_TIMEOUT) as session,
-                session.post(url, json=body, headers=self.headers) as response,
-            ):
-                data = await response.read()
-        except (aiohttp.ClientError, TimeoutError) as error:
+            status, data = await asyncio.to_thread(self._read_export, migration, origin)
+        except (OSError, http.client.HTTPException) as error:
             raise OriginUnreachable(
                 f"pulling the state from {origin['address']}: {error!r}"
             ) from None
-        if response.status != 200:
+        if status != 200:
             raise ValueError(f"origin {origin['address']} refused the export: {data.decode()}")
         return data
+
+    def _read_export(self, migration: str, origin: dict[str, Any]) -> tuple[int, bytearray]:
+        """POST the export call; the answer read into one buffer of its length (blocking)."""
+        host, _, port = str(origin["address"]).rpartition(":")
+        body = orjson.dumps({"partitions": [int(p) for p in origin["partitions"]]})
+        headers = {**self.headers, "Content-Type": "application/json"}
+        connection = http.client.HTTPConnection(host, int(port), timeout=PULL_TIMEOUT_S)
+        try:
+            connection.request("POST", f"/v1/migrations/{migration}/export", body, headers)
+            response = connection.getresponse()
+            length = response.getheader("Content-Length")
+            if length is None:
+                return response.status, bytearray(response.read())
+            data = bytearray(int(length))
+            view, got = memoryview(data), 0
+            while got < len(data):
+                read = response.readinto(view[got:])
+                if not read:
+                    raise OSError(f"the answer ended after {got} of {len(data)} bytes")
+                got += read
+            return response.status, data
+        finally:
+            connection.close()
 
     async def _once(self, key: Hashable, make: Callable[[], Awaitable[T]]) -> T:
         """The first call's result for `key`; a failure is forgotten, so it may be retried."""
