@@ -57,7 +57,10 @@ def encode_parts(
             values = array.tolist()
             text = _text(values)
             encoding = "json" if text is None else "text"
-            payload = text or orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)
+            if text is None:
+                payload = orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)
+            else:  # one empty string is empty text
+                payload = text
             dtype, nbytes = "object", len(payload)
         else:
             little = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False)

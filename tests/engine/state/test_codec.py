@@ -89,3 +89,12 @@ def test_payloads_start_aligned_and_parts_join_to_the_bytes() -> None:
     assert (views["x"].ctypes.data - base) % codec.ALIGN == 0
     assert views["x"].flags.writeable and views["x"].tolist() == [0, 1, 2]
     assert views["o"].tolist() == ["a", "bc", "def"] and views["flags"].tolist() == [True]
+
+
+def test_strings_round_trip_as_text_and_other_objects_as_json() -> None:
+    cases: list[list[Any]] = [[""], ["", ""], ["a\u00e9\u4e2d", ""], ["nul\0in", "x"], ["a", 1], []]
+    for values in cases:
+        array = np.empty(len(values), dtype=object)
+        array[:] = values
+        _, decoded = codec.decode(codec.encode({}, {"o": array}))
+        assert decoded["o"].tolist() == values
