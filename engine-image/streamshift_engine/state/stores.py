@@ -48,34 +48,56 @@ def _partition_mask(
 
 
 class TableStore(StateStore):
-    """A columnar table; `columns` always includes an int32 `partition` column."""
+    """A columnar table; `columns` always includes an int32 `partition` column.
+
+    Rows are appended into spare capacity that doubles when it runs out, so an append copies
+    only the new rows (amortised): with a whole-table concatenation a q8 worker holding 100 MB
+    of join state spent 35-55 ms on every step's few hundred new rows. `columns` hands out
+    views of the first `len` rows; rows appended later never change what an earlier view
+    shows, and arrays given to `replace` are never written to (they have no spare capacity:
+    the first append that adds rows makes buffers of its own)."""
 
     def __init__(self, dtypes: Mapping[str, Any]) -> None:
         self.dtypes = {
             "partition": np.dtype(np.int32),
             **{k: np.dtype(v) for k, v in dtypes.items()},
         }
-        self.columns: Columns = {name: np.empty(0, dtype) for name, dtype in self.dtypes.items()}
+        self._buffers: Columns = {name: np.empty(0, dtype) for name, dtype in self.dtypes.items()}
+        self._length = 0
+
+    @property
+    def columns(self) -> Columns:
+        """The table's rows, a view per column."""
+        length = self._length
+        return {name: buffer[:length] for name, buffer in self._buffers.items()}
 
     def __len__(self) -> int:
-        return len(self.columns["partition"])
+        return self._length
 
     def replace(self, columns: Mapping[str, npt.NDArray[Any]]) -> None:
-        self.columns = {
+        self._buffers = {
             name: np.asarray(columns[name], dtype) for name, dtype in self.dtypes.items()
         }
+        self._length = len(self._buffers["partition"])
 
     def append(self, columns: Mapping[str, npt.NDArray[Any]]) -> None:
-        if len(self) == 0:
+        if self._length == 0:
             self.replace(columns)
             return
-        self.columns = {
-            name: np.concatenate([self.columns[name], np.asarray(columns[name], dtype)])
-            for name, dtype in self.dtypes.items()
-        }
+        added = len(columns["partition"])
+        length, capacity = self._length, len(self._buffers["partition"])
+        if length + added > capacity:
+            capacity = max(2 * capacity, length + added)
+            grown = {name: np.empty(capacity, dtype) for name, dtype in self.dtypes.items()}
+            for name, buffer in grown.items():
+                buffer[:length] = self._buffers[name][:length]
+            self._buffers = grown
+        for name, dtype in self.dtypes.items():
+            self._buffers[name][length : length + added] = np.asarray(columns[name], dtype)
+        self._length = length + added
 
     def keep(self, mask: npt.NDArray[np.bool_]) -> None:
-        self.columns = {name: column[mask] for name, column in self.columns.items()}
+        self.replace({name: column[mask] for name, column in self.columns.items()})
 
     def snapshot(self, partitions: Collection[int] | None = None) -> Columns:
         if partitions is None:
