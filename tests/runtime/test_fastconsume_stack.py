@@ -1,7 +1,8 @@
 """`_fastconsume` on the local stack's Kafka: what a batched consume from a confluent-kafka
 Consumer's handle returns (values, partitions, offsets, topic indices of several topics, null
-values as b""), a batch asked larger than what is queued, error records raised, and the checks
-on the handle it reads."""
+values as b""), a batch asked larger than what is queued, error records raised, the checks on
+the handle it reads, and values left in the consumer's memory (Payload) until released: by
+KafkaSource's columnar decode before its fetch returns."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import time
 from collections.abc import Iterator
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -19,9 +21,12 @@ from confluent_kafka import (
     TopicPartition,
 )
 from streamshift_dev import workers
+from streamshift_engine.events.batch import Batch
 from streamshift_engine.runtime import _fastconsume
+from streamshift_engine.runtime.config import load
+from streamshift_engine.runtime.source import KafkaSource, Position
 
-from .harness import Services, create_topics
+from .harness import Services, create_topics, nexmark_input, produce, worker_env
 
 CLIENT = "fastconsume-test"
 Row = tuple[int, int, int, bytes]  # topic index, partition, offset, value
@@ -100,7 +105,7 @@ def _read_all(consumer: Consumer, names: tuple[str, ...], count: int) -> list[Ro
     rows: list[Row] = []
     deadline = time.monotonic() + 20
     while len(rows) < count and time.monotonic() < deadline:
-        rows += _rows(_fastconsume.consume(consumer, CLIENT, names, 37, 0.2))
+        rows += _rows(_fastconsume.consume(consumer, CLIENT, names, 37, 0.2, True))
     return rows
 
 
@@ -116,7 +121,7 @@ def test_values_partitions_offsets_and_topics_of_a_batched_consume(
             offsets = [o for t, p, o, _ in rows if (t, p) == (index, partition)]
             assert offsets == list(range(40))
         started = time.monotonic()  # more asked than is queued: what there is, at the timeout
-        assert _fastconsume.consume(consumer, CLIENT, topics, 100_000, 0.3)[0] == []
+        assert _fastconsume.consume(consumer, CLIENT, topics, 100_000, 0.3, True)[0] == []
         assert 0.25 <= time.monotonic() - started < 5
     finally:
         consumer.close()
@@ -130,7 +135,7 @@ def test_a_batch_larger_than_what_is_queued_returns_all_of_it(
         rows: list[Row] = []
         deadline = time.monotonic() + 20
         while len(rows) < 200 and time.monotonic() < deadline:
-            rows += _rows(_fastconsume.consume(consumer, CLIENT, topics, 1_000_000, 0.5))
+            rows += _rows(_fastconsume.consume(consumer, CLIENT, topics, 1_000_000, 0.5, True))
         assert sorted(rows) == sorted(_expected())
     finally:
         consumer.close()
@@ -144,7 +149,7 @@ def test_an_error_record_is_raised_not_dropped(
     try:
         with pytest.raises(KafkaException) as raised:
             for _ in range(100):
-                _fastconsume.consume(consumer, CLIENT, topics, 1000, 0.2)
+                _fastconsume.consume(consumer, CLIENT, topics, 1000, 0.2, True)
         error = raised.value.args[0]
         assert error.code() == KafkaError._PARTITION_EOF
         assert "partition" in error.str() and run_id in error.str()
@@ -155,11 +160,101 @@ def test_an_error_record_is_raised_not_dropped(
 def test_the_handle_is_checked(services: Services, run_id: str, topics: tuple[str, str]) -> None:
     consumer = _consumer(services, run_id, topics)
     with pytest.raises(RuntimeError, match="named fastconsume-test#consumer"):
-        _fastconsume.consume(consumer, "another-client", topics, 10, 0.1)
+        _fastconsume.consume(consumer, "another-client", topics, 10, 0.1, True)
     with pytest.raises(ValueError, match="not one of the topics given"):
         _read_all(consumer, (topics[0],), 200)
     with pytest.raises(TypeError):
-        _fastconsume.consume(Producer({"bootstrap.servers": services.kafka}), CLIENT, topics, 1, 0)  # type: ignore[arg-type]
+        _fastconsume.consume(
+            Producer({"bootstrap.servers": services.kafka}), CLIENT, topics, 1, 0, True
+        )  # type: ignore[call-overload]
     consumer.close()
     with pytest.raises(RuntimeError, match="closed"):
-        _fastconsume.consume(consumer, CLIENT, topics, 10, 0.1)
+        _fastconsume.consume(consumer, CLIENT, topics, 10, 0.1, True)
+
+
+def test_values_without_a_copy_hold_their_records_until_released(
+    services: Services, run_id: str, topics: tuple[str, str]
+) -> None:
+    """Payloads are the records themselves: read in place (by Arrow too), freed with the last
+    reference. librdkafka's close waits for every record it handed out, so they go first."""
+    consumer = _consumer(services, run_id, topics)
+    alive = _fastconsume.payloads_alive()
+    held: list[_fastconsume.Payload] = []
+    try:
+        rows: list[Row] = []
+        deadline = time.monotonic() + 20
+        while len(rows) < 200 and time.monotonic() < deadline:
+            values, partitions, offsets, codes = _fastconsume.consume(
+                consumer, CLIENT, topics, 50, 0.2, False
+            )
+            held += values
+            rows += _rows(([bytes(memoryview(v)) for v in values], partitions, offsets, codes))
+            del values
+        assert set(rows) == _expected()
+        assert _fastconsume.payloads_alive() == alive + 200
+        assert sorted(map(len, held)) == sorted(len(row[3]) for row in rows)
+        arrow = pa.py_buffer(held[-1])  # Arrow reads the record in place
+        assert arrow.to_pybytes() == bytes(memoryview(held[-1]))
+        held.clear()
+        assert _fastconsume.payloads_alive() == alive + 1  # the one Arrow still views
+        del arrow
+        assert _fastconsume.payloads_alive() == alive
+    finally:
+        held.clear()
+        consumer.close()
+
+
+def test_a_consumer_dropped_while_payloads_live_waits_for_them(
+    services: Services, run_id: str, topics: tuple[str, str]
+) -> None:
+    """Payloads keep their Consumer: dropping it does not close it under them (librdkafka's
+    close would wait for them forever); it closes once the last one goes."""
+    consumer = _consumer(services, run_id, topics)
+    alive = _fastconsume.payloads_alive()
+    held: list[_fastconsume.Payload] = []
+    deadline = time.monotonic() + 20
+    while not held and time.monotonic() < deadline:
+        held = _fastconsume.consume(consumer, CLIENT, topics, 10, 0.2, False)[0]
+    assert held
+    del consumer
+    first = bytes(memoryview(held[0]))
+    assert first == b"" or first.startswith(b"t")
+    held.clear()
+    assert _fastconsume.payloads_alive() == alive
+
+
+def test_a_columnar_source_keeps_no_record_after_a_fetch(services: Services, run_id: str) -> None:
+    """KafkaSource decodes columnar records where the consumer holds them; its batches are
+    its own copies of the columns read (the events produced), no view of a record."""
+    config = load(worker_env(services, run_id, "nexmark-q8", STREAMSHIFT_INPUT_FORMAT="columnar"))
+    create_topics(services, [s.topic for s in config.sources], 2)
+    inputs = nexmark_input(4000, 2)
+    try:
+        for spec in config.sources:
+            produce(services, spec.topic, inputs[spec.name], "columnar", per_record=300)
+        source = KafkaSource(config)
+        source.seek({(s.name, p): 0 for s in config.sources for p in range(2)})
+        alive = _fastconsume.payloads_alive()
+        read: dict[Position, list[Batch]] = {}
+        deadline = time.monotonic() + 20
+        while (
+            sum(len(b) for bs in read.values() for b in bs) < 4000 and time.monotonic() < deadline
+        ):
+            batches, dead = source.fetch(0.2)
+            assert dead == []
+            assert _fastconsume.payloads_alive() == alive
+            for position, batch in batches.items():
+                read.setdefault(position, []).append(batch)
+        source.close()
+        for (name, partition), parts in read.items():
+            got = Batch.concat(parts)
+            sent = inputs[name].take(inputs[name].partition == partition)
+            assert got.offset.tolist() == list(range(len(sent)))  # record r, event i: r * 2**20 + i
+            assert got.ts.tolist() == sent.ts.tolist()
+            for column in config.schemas[name].names:
+                assert got.columns[column].tolist() == sent.columns[column].tolist()
+        assert sum(len(bs) for bs in read.values()) and set(read) == {
+            (s.name, p) for s in config.sources for p in range(2)
+        }
+    finally:
+        workers.delete_topics(services, [s.topic for s in config.sources])

@@ -6,10 +6,14 @@
  * with the collections its allocations trigger) and reading its fields costs another 0.2 us; a
  * JSON worker's whole engine work is about 1 us per event. `consume` here calls the same
  * `rd_kafka_consume_batch_queue` on the same handle, with the GIL released, then builds in one
- * C loop: the values as a list of bytes (a null value as b""), and the partitions (int32), Kafka
- * offsets (int64) and topic indices (int32, into the `topics` tuple given) as packed bytes that
- * the caller wraps with numpy. Every message is destroyed before it returns. Assignment, seek,
- * pause/resume, commits and offset look-ups stay with confluent-kafka on the same handle.
+ * C loop: the values, and the partitions (int32), Kafka offsets (int64) and topic indices
+ * (int32, into the `topics` tuple given) as packed bytes that the caller wraps with numpy.
+ * Values are bytes (a null value as b""; the message is destroyed before `consume` returns),
+ * or with copy=False `Payload` objects that own their message and expose its payload through
+ * the buffer protocol, for Arrow to read in place: copying a 470 KB columnar record into fresh
+ * bytes cost 0.1-0.4 ms of CPU (page faults of new memory and the copy), 20 us without.
+ * Assignment, seek, pause/resume, commits and offset look-ups stay with confluent-kafka on the
+ * same handle.
  *
  * How it reaches the handle, and why each part holds:
  * - The `rd_kafka_t *` is the first field after PyObject_HEAD of confluent-kafka's `Handle`
@@ -99,6 +103,66 @@ static struct {
 static PyTypeObject *consumer_type;
 static PyObject *kafka_error;     /* confluent_kafka.KafkaError */
 static PyObject *kafka_exception; /* confluent_kafka.KafkaException */
+
+/* A record's value without a copy: owns the message, read-only buffer protocol over its
+ * payload, the message destroyed when the last reference (and buffer export) goes. It holds a
+ * reference to the Consumer: librdkafka's close waits for every message it handed out, so the
+ * Consumer must not be closed by its deallocation while a Payload lives (an explicit close()
+ * with Payloads alive waits for them too: release them first). */
+typedef struct {
+        PyObject_HEAD rd_kafka_message_t *message;
+        PyObject *consumer;
+} Payload;
+
+static Py_ssize_t payloads_alive;
+
+static int payload_getbuffer(PyObject *self, Py_buffer *view, int flags) {
+        rd_kafka_message_t *m = ((Payload *)self)->message;
+        return PyBuffer_FillInfo(view, self, m->payload ? m->payload : (void *)"",
+                                 m->payload ? (Py_ssize_t)m->len : 0, 1, flags);
+}
+
+static void payload_dealloc(PyObject *self) {
+        Payload *payload = (Payload *)self;
+        rdk.message_destroy(payload->message);
+        Py_DECREF(payload->consumer);
+        payloads_alive--;
+        Py_TYPE(self)->tp_free(self);
+}
+
+static Py_ssize_t payload_length(PyObject *self) {
+        rd_kafka_message_t *m = ((Payload *)self)->message;
+        return m->payload ? (Py_ssize_t)m->len : 0;
+}
+
+static PyBufferProcs payload_buffer = {payload_getbuffer, NULL};
+static PySequenceMethods payload_sequence = {.sq_length = payload_length};
+
+static PyTypeObject payload_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "_fastconsume.Payload",
+    .tp_basicsize = sizeof(Payload),
+    .tp_dealloc = payload_dealloc,
+    .tp_as_buffer = &payload_buffer,
+    .tp_as_sequence = &payload_sequence,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A record's value in the consumer's memory (buffer protocol, read-only); the "
+              "record is freed when the Payload is.",
+};
+
+/* The value of a message: a copy (bytes), or the message itself as a Payload. A message
+ * handed to a Payload is no longer the caller's to destroy. */
+static PyObject *value_of(rd_kafka_message_t *m, int copy, PyObject *consumer) {
+        if (copy)
+                return PyBytes_FromStringAndSize(m->payload ? m->payload : "",
+                                                 m->payload ? (Py_ssize_t)m->len : 0);
+        Payload *payload = PyObject_New(Payload, &payload_type);
+        if (payload) {
+                payload->message = m;
+                payload->consumer = Py_NewRef(consumer);
+                payloads_alive++;
+        }
+        return (PyObject *)payload;
+}
 
 /* KafkaException(KafkaError(code, reason)), as confluent-kafka raises its errors. */
 static PyObject *raise_kafka(rd_kafka_resp_err_t code, const char *reason) {
@@ -207,7 +271,8 @@ static int topic_index(const rd_kafka_topic_t *rkt, const char **names, int coun
 }
 
 /* The packed columns of n messages, each destroyed; NULL with an exception set. */
-static PyObject *columns(rd_kafka_message_t **messages, Py_ssize_t n, PyObject *topics) {
+static PyObject *columns(rd_kafka_message_t **messages, Py_ssize_t n, PyObject *topics,
+                         int copy, PyObject *consumer) {
         int count = (int)PyTuple_GET_SIZE(topics);
         const char *names[64];
         const rd_kafka_topic_t *seen[64] = {NULL};
@@ -242,17 +307,17 @@ static PyObject *columns(rd_kafka_message_t **messages, Py_ssize_t n, PyObject *
                         destroy_all(messages, i, n);
                         goto fail_destroyed;
                 }
-                PyObject *value = PyBytes_FromStringAndSize(m->payload ? m->payload : "",
-                                                            m->payload ? (Py_ssize_t)m->len : 0);
+                partition[i] = m->partition;
+                offset[i] = m->offset;
+                code[i] = t;
+                PyObject *value = value_of(m, copy, consumer);
                 if (!value) {
                         destroy_all(messages, i, n);
                         goto fail_destroyed;
                 }
                 PyList_SET_ITEM(values, i, value);
-                partition[i] = m->partition;
-                offset[i] = m->offset;
-                code[i] = t;
-                rdk.message_destroy(m);
+                if (copy)
+                        rdk.message_destroy(m);
         }
         return Py_BuildValue("(NNNN)", values, partitions, offsets, codes);
 fail:
@@ -266,19 +331,28 @@ fail_destroyed:
 }
 
 PyDoc_STRVAR(consume_doc,
-             "consume(consumer, client_id, topics, max_messages, timeout)\n--\n\n"
+             "consume(consumer, client_id, topics, max_messages, timeout, copy)\n--\n\n"
              "Up to max_messages records within timeout seconds from the consumer's queue, as\n"
-             "(values, partitions, offsets, topic indices): a list of bytes, and packed int32,\n"
-             "int64 and int32 arrays (bytes) with the index of each record's topic in `topics`.\n"
-             "Raises KafkaException for a record that carries an error.");
+             "(values, partitions, offsets, topic indices): a list of values (bytes if copy,\n"
+             "else Payload objects that hold the records), and packed int32, int64 and int32\n"
+             "arrays (bytes) with the index of each record's topic in `topics`. Raises\n"
+             "KafkaException for a record that carries an error.");
+
+PyDoc_STRVAR(payloads_alive_doc,
+             "payloads_alive()\n--\n\nHow many Payload objects (records held) exist now.");
+
+static PyObject *alive(PyObject *module, PyObject *unused) {
+        return PyLong_FromSsize_t(payloads_alive);
+}
 
 static PyObject *consume(PyObject *module, PyObject *args) {
         PyObject *consumer, *topics;
         const char *client_id;
         Py_ssize_t max;
         double timeout;
-        if (!PyArg_ParseTuple(args, "O!sO!nd", consumer_type, &consumer, &client_id,
-                              &PyTuple_Type, &topics, &max, &timeout))
+        int copy;
+        if (!PyArg_ParseTuple(args, "O!sO!ndp", consumer_type, &consumer, &client_id,
+                              &PyTuple_Type, &topics, &max, &timeout, &copy))
                 return NULL;
         if (max < 1 || max > MAX_MESSAGES || PyTuple_GET_SIZE(topics) > 64) {
                 PyErr_SetString(PyExc_ValueError,
@@ -302,7 +376,7 @@ static PyObject *consume(PyObject *module, PyObject *args) {
         Py_INCREF(consumer);
         Py_ssize_t n = consume_batch((HandleHead *)consumer, queue, timeout_ms, messages, max);
         rdk.queue_destroy(queue);
-        PyObject *result = n < 0 ? NULL : columns(messages, n, topics);
+        PyObject *result = n < 0 ? NULL : columns(messages, n, topics, copy, consumer);
         Py_DECREF(consumer);
         PyMem_Free(messages);
         return result;
@@ -310,6 +384,7 @@ static PyObject *consume(PyObject *module, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"consume", consume, METH_VARARGS, consume_doc},
+    {"payloads_alive", alive, METH_NOARGS, payloads_alive_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -388,7 +463,10 @@ PyMODINIT_FUNC PyInit__fastconsume(void) {
         PyObject *cimpl = PyImport_ImportModule("confluent_kafka.cimpl");
         if (!cimpl)
                 return NULL;
-        int failed = bind(cimpl) < 0 || resolve(cimpl) < 0;
+        int failed = bind(cimpl) < 0 || resolve(cimpl) < 0 || PyType_Ready(&payload_type) < 0;
         Py_DECREF(cimpl);
-        return failed ? NULL : PyModule_Create(&module);
+        PyObject *created = failed ? NULL : PyModule_Create(&module);
+        if (created && PyModule_AddObjectRef(created, "Payload", (PyObject *)&payload_type) < 0)
+                Py_CLEAR(created);
+        return created;
 }
