@@ -125,9 +125,14 @@ class Worker:
 
     def commit_due(self) -> float:
         """Seconds between commits: short once output waits to become visible (its latency
-        to a `read_committed` reader), longer when only input positions would move on."""
+        to a `read_committed` reader) or while a parallel-track target follows this origin's
+        committed watermark (its held results wait for this origin's next commit: at the long
+        interval they came up to 0.5 s late, a gap in the output); longer when only input
+        positions would move on."""
         config = self.config
-        return config.output_commit_interval_s if self.dirty else config.commit_interval_s
+        followed = self.track is not None and self.track.role == "origin" and not self.track.done
+        short = self.dirty or followed
+        return config.output_commit_interval_s if short else config.commit_interval_s
 
     def _commands(self) -> None:
         while True:
