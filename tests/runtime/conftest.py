@@ -1,10 +1,15 @@
 """Fixtures for worker tests on the local stack: endpoints from $STREAMSHIFT_CACHE/run/stack.env,
-fresh topics and S3 prefixes per test, worker processes (killed by PID), output readers."""
+fresh topics and S3 prefixes per test, worker processes (killed by PID), output readers. A failed
+test's worker logs are kept under `$STREAMSHIFT_CACHE/log/test-failures/` (pytest keeps only its
+last three temporary folders; CI keeps the log folder)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -27,8 +32,28 @@ def run_id() -> str:
     return f"rt{uuid.uuid4().hex[:8]}"
 
 
+CALL = pytest.StashKey[pytest.TestReport]()  # a test's call-phase report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.when == "call":
+        item.stash[CALL] = report
+    return report
+
+
 @pytest.fixture
-def workers(tmp_path: Path) -> Iterator[WorkerProcesses]:
+def workers(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[WorkerProcesses]:
     processes = WorkerProcesses(tmp_path)
     yield processes
     processes.kill_all()
+    report = request.node.stash.get(CALL, None)
+    if report is not None and report.failed:
+        cache = Path(os.environ.get("STREAMSHIFT_CACHE", Path.home() / ".cache" / "streamshift"))
+        kept = cache / "log" / "test-failures" / f"{request.node.name}-{time.time_ns()}"
+        kept.mkdir(parents=True, exist_ok=True)
+        for log in tmp_path.glob("worker-*.log"):
+            shutil.copy(log, kept / log.name)
