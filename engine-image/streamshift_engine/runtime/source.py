@@ -18,6 +18,7 @@ columns read, so no record outlives it (librdkafka's close waits for records sti
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import cast
@@ -25,7 +26,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.wire import DeadLetter, decode_columnar, decode_json
@@ -154,7 +155,7 @@ class KafkaSource:
         """What committed output covers, per (input, partition) that has a commit."""
         wanted = [TopicPartition(self.topics[n], p) for n, p in positions]
         result = {}
-        for tp in self.consumer.committed(wanted, timeout=timeout):
+        for tp in committed_offsets(self.consumer, wanted, timeout):
             if tp.error is not None:
                 raise KafkaException(tp.error)
             if tp.offset >= 0:
@@ -236,6 +237,33 @@ class KafkaSource:
 
     def close(self) -> None:
         self.consumer.close()
+
+
+COORDINATOR_NOT_READY = frozenset(
+    {
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+    }
+)
+
+
+def committed_offsets(
+    consumer: Consumer, wanted: list[TopicPartition], timeout: float, pause: float = 0.1
+) -> list[TopicPartition]:
+    """The group's committed offsets of `wanted`, asked again while the group coordinator is
+    not ready (a broker just started loads its offsets topic first: a worker starting then got
+    NOT_COORDINATOR and exited), until `timeout` seconds passed; other errors raise at once."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            left = max(pause, deadline - time.monotonic())
+            return list(consumer.committed(wanted, timeout=left))
+        except KafkaException as error:
+            code = error.args[0].code() if error.args else None
+            if code not in COORDINATOR_NOT_READY or time.monotonic() + pause >= deadline:
+                raise
+            time.sleep(pause)
 
 
 def _owned(batch: Batch) -> Batch:
