@@ -30,9 +30,13 @@ class Services:
     s3_secret_key: str
 
 
+def cache_dir() -> Path:
+    """`$STREAMSHIFT_CACHE` (default `~/.cache/streamshift`): binaries, data and logs."""
+    return Path(os.environ.get("STREAMSHIFT_CACHE", Path.home() / ".cache" / "streamshift"))
+
+
 def stack_env_path() -> Path:
-    cache = Path(os.environ.get("STREAMSHIFT_CACHE", Path.home() / ".cache" / "streamshift"))
-    return cache / "run" / "stack.env"
+    return cache_dir() / "run" / "stack.env"
 
 
 def stack_env() -> dict[str, str]:

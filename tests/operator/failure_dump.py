@@ -8,23 +8,18 @@ logs and the operator's log records. Written to one file under
 from __future__ import annotations
 
 import json
-import os
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-import pytest
+from call_report import evidence_folder
 from confluent_kafka import Consumer
 from operator_stack import MIG, SQ, TOKEN, Cluster, Stack
+from streamshift_dev.workers import cache_dir
 from streamshift_operator.pods import CONTROL_PORT
 
 LOG_LINES = 400  # the end of each pod's log
-CALL = pytest.StashKey[pytest.TestReport]()  # a test's call-phase report (conftest.py)
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("STREAMSHIFT_CACHE", Path.home() / ".cache" / "streamshift"))
 
 
 def read_topic(stack: Stack, topic: str, timeout: float = 20) -> list[dict[str, Any]]:
@@ -82,12 +77,6 @@ def pod_logs(namespace: str) -> dict[str, str]:
     }
 
 
-def failure(request: pytest.FixtureRequest) -> str | None:
-    """The failure of the test `request` serves, or None when its call passed or did not run."""
-    report = request.node.stash.get(CALL, None)
-    return report.longreprtext if report is not None and report.failed else None
-
-
 def dump(
     cluster: Cluster, stack: Stack, namespace: str, test: str, failure: str, operator_log: str
 ) -> Path:
@@ -107,8 +96,6 @@ def dump(
     sections["dead_letters"] = read_topic(stack, f"{namespace}-out.dead")
     sections["pod_logs"] = pod_logs(namespace)
     sections["operator_log"] = operator_log
-    folder = cache_dir() / "log" / "test-failures"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{test.rsplit('::', 1)[-1]}-{namespace}.json"
+    path = evidence_folder() / f"{test.rsplit('::', 1)[-1]}-{namespace}.json"
     path.write_text(json.dumps(sections, indent=1, default=str))
     return path

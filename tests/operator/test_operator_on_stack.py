@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from failure_dump import dump, failure
+from call_report import failure
+from failure_dump import dump
 from kubernetes.client.exceptions import ApiException
 from operator_stack import (
     GROUP,

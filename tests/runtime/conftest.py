@@ -5,14 +5,14 @@ last three temporary folders; CI keeps the log folder)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from call_report import evidence_folder, failure
 from streamshift_dev import workers as launcher
 
 from .harness import Services, WorkerProcesses
@@ -32,28 +32,13 @@ def run_id() -> str:
     return f"rt{uuid.uuid4().hex[:8]}"
 
 
-CALL = pytest.StashKey[pytest.TestReport]()  # a test's call-phase report
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(
-    item: pytest.Item, call: pytest.CallInfo[None]
-) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    report = yield
-    if report.when == "call":
-        item.stash[CALL] = report
-    return report
-
-
 @pytest.fixture
 def workers(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[WorkerProcesses]:
     processes = WorkerProcesses(tmp_path)
     yield processes
     processes.kill_all()
-    report = request.node.stash.get(CALL, None)
-    if report is not None and report.failed:
-        cache = Path(os.environ.get("STREAMSHIFT_CACHE", Path.home() / ".cache" / "streamshift"))
-        kept = cache / "log" / "test-failures" / f"{request.node.name}-{time.time_ns()}"
-        kept.mkdir(parents=True, exist_ok=True)
+    if failure(request) is not None:
+        kept = evidence_folder() / f"{request.node.name}-{time.time_ns()}"
+        kept.mkdir()
         for log in tmp_path.glob("worker-*.log"):
             shutil.copy(log, kept / log.name)

@@ -1,12 +1,12 @@
-"""Each test's call-phase report on its item (`failure_dump.CALL`), so a fixture's teardown can
-tell a failed test and keep its evidence (`failure_dump.dump`) before deleting what it made."""
+"""Each test's call-phase report on its item (`call_report.CALL`), for the stack tests' fixtures
+that keep a failed test's evidence."""
 
 from __future__ import annotations
 
 from collections.abc import Generator
 
 import pytest
-from failure_dump import CALL
+from call_report import CALL
 
 
 @pytest.hookimpl(wrapper=True)
