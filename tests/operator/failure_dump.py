@@ -8,55 +8,16 @@ logs and the operator's log records. Written to one file under
 from __future__ import annotations
 
 import json
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-from call_report import evidence_folder
-from confluent_kafka import Consumer
+from call_report import evidence_folder, read_topic
 from operator_stack import MIG, SQ, TOKEN, Cluster, Stack
 from streamshift_dev.workers import cache_dir
 from streamshift_operator.pods import CONTROL_PORT
 
 LOG_LINES = 400  # the end of each pod's log
-
-
-def read_topic(stack: Stack, topic: str, timeout: float = 20) -> list[dict[str, Any]]:
-    """Every committed record of `topic` with its partition, offset and headers, read until
-    3 s pass with nothing new (at most `timeout`)."""
-    consumer = Consumer(
-        {
-            "bootstrap.servers": stack.kafka,
-            "group.id": f"failure-dump-{time.time_ns()}",
-            "isolation.level": "read_committed",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
-    )
-    consumer.subscribe([topic])
-    records: list[dict[str, Any]] = []
-    deadline = time.monotonic() + timeout
-    quiet = time.monotonic() + 3
-    while time.monotonic() < min(deadline, quiet):
-        for message in consumer.consume(1000, 0.5):
-            if message.error() is not None:
-                continue
-            pairs = message.headers() or []
-            headers = {
-                k: _text(v) for k, v in (pairs.items() if isinstance(pairs, dict) else pairs)
-            }
-            value = (message.value() or b"").decode(errors="replace")
-            records.append(
-                {"p": message.partition(), "o": message.offset(), "h": headers, "v": value}
-            )
-            quiet = time.monotonic() + 3
-    consumer.close()
-    return records
-
-
-def _text(value: str | bytes | None) -> str:
-    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
 def worker_status(pod_ip: str) -> Any:
@@ -92,8 +53,8 @@ def dump(
     sections["events"] = [
         f"{e.last_timestamp} {e.involved_object.name} {e.reason}: {e.message}" for e in events
     ]
-    sections["output"] = read_topic(stack, f"{namespace}-out")
-    sections["dead_letters"] = read_topic(stack, f"{namespace}-out.dead")
+    sections["output"] = read_topic(stack.kafka, f"{namespace}-out")
+    sections["dead_letters"] = read_topic(stack.kafka, f"{namespace}-out.dead")
     sections["pod_logs"] = pod_logs(namespace)
     sections["operator_log"] = operator_log
     path = evidence_folder() / f"{test.rsplit('::', 1)[-1]}-{namespace}.json"

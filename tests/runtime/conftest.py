@@ -1,10 +1,11 @@
 """Fixtures for worker tests on the local stack: endpoints from $STREAMSHIFT_CACHE/run/stack.env,
 fresh topics and S3 prefixes per test, worker processes (killed by PID), output readers. A failed
-test's worker logs are kept under `$STREAMSHIFT_CACHE/log/test-failures/` (pytest keeps only its
-last three temporary folders; CI keeps the log folder)."""
+test's worker logs, output and dead letters are kept under `$STREAMSHIFT_CACHE/log/test-failures/`
+(pytest keeps only its last three temporary folders; CI keeps the log folder)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 import uuid
@@ -12,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from call_report import evidence_folder, failure
+from call_report import evidence_folder, failure, read_topic
 from streamshift_dev import workers as launcher
 
 from .harness import Services, WorkerProcesses
@@ -33,7 +34,9 @@ def run_id() -> str:
 
 
 @pytest.fixture
-def workers(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[WorkerProcesses]:
+def workers(
+    tmp_path: Path, request: pytest.FixtureRequest, services: Services, run_id: str
+) -> Iterator[WorkerProcesses]:
     processes = WorkerProcesses(tmp_path)
     yield processes
     processes.kill_all()
@@ -42,3 +45,6 @@ def workers(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[WorkerPr
         kept.mkdir()
         for log in tmp_path.glob("worker-*.log"):
             shutil.copy(log, kept / log.name)
+        for topic in (f"{run_id}-out", f"{run_id}-out.dead"):
+            records = read_topic(services.kafka, topic, timeout=10)
+            (kept / f"{topic}.json").write_text(json.dumps(records, indent=1))
