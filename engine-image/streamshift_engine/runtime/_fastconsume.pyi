@@ -1,7 +1,5 @@
 """Batched consume from a confluent-kafka Consumer's handle into packed columns (_fastconsume.c)."""
 
-from typing import Literal, overload
-
 from confluent_kafka import Consumer
 
 class Payload:
@@ -11,25 +9,6 @@ class Payload:
     def __len__(self) -> int: ...
     def __buffer__(self, flags: int, /) -> memoryview: ...
 
-@overload
-def consume(
-    consumer: Consumer,
-    client_id: str,
-    topics: tuple[str, ...],
-    max_messages: int,
-    timeout: float,
-    copy: Literal[True],
-) -> tuple[list[bytes], bytes, bytes, bytes]: ...
-@overload
-def consume(
-    consumer: Consumer,
-    client_id: str,
-    topics: tuple[str, ...],
-    max_messages: int,
-    timeout: float,
-    copy: Literal[False],
-) -> tuple[list[Payload], bytes, bytes, bytes]: ...
-@overload
 def consume(
     consumer: Consumer,
     client_id: str,
@@ -37,6 +16,9 @@ def consume(
     max_messages: int,
     timeout: float,
     copy: bool,
-) -> tuple[list[bytes] | list[Payload], bytes, bytes, bytes]: ...
+) -> tuple[list[bytes] | list[Payload], bytes, bytes, bytes]:
+    """Values (bytes if `copy`, else Payloads), packed int32 partitions, int64 offsets and int32
+    topic indices of up to `max_messages` records read within `timeout` seconds."""
+
 def payloads_alive() -> int:
     """How many Payload objects (records held) exist now."""
