@@ -13,7 +13,8 @@
  * the buffer protocol, for Arrow to read in place: copying a 470 KB columnar record into fresh
  * bytes cost 0.1-0.4 ms of CPU (page faults of new memory and the copy), 20 us without.
  * Assignment, seek, pause/resume, commits and offset look-ups stay with confluent-kafka on the
- * same handle.
+ * same handle. `wake` (rd_kafka_queue_yield) ends a consume waiting in another thread, so the
+ * worker's control commands do not wait for its consume's timeout.
  *
  * How it reaches the handle, and why each part holds:
  * - The `rd_kafka_t *` is the first field after PyObject_HEAD of confluent-kafka's `Handle`
@@ -93,6 +94,7 @@ static struct {
         void *(*opaque)(const rd_kafka_t *);
         rd_kafka_queue_t *(*queue_get_consumer)(rd_kafka_t *);
         void (*queue_destroy)(rd_kafka_queue_t *);
+        void (*queue_yield)(rd_kafka_queue_t *);
         ssize_t (*consume_batch_queue)(rd_kafka_queue_t *, int, rd_kafka_message_t **, size_t);
         void (*message_destroy)(rd_kafka_message_t *);
         const char *(*topic_name)(const rd_kafka_topic_t *);
@@ -382,8 +384,32 @@ static PyObject *consume(PyObject *module, PyObject *args) {
         return result;
 }
 
+PyDoc_STRVAR(wake_doc,
+             "wake(consumer, client_id)\n--\n\n"
+             "End a consume waiting on the consumer's queue in another thread now, with what it\n"
+             "holds (rd_kafka_queue_yield); with none waiting, the next consume returns at once.");
+
+static PyObject *wake(PyObject *module, PyObject *args) {
+        PyObject *consumer;
+        const char *client_id;
+        if (!PyArg_ParseTuple(args, "O!s", consumer_type, &consumer, &client_id))
+                return NULL;
+        rd_kafka_t *rk = handle_of(consumer, client_id);
+        if (!rk)
+                return NULL;
+        rd_kafka_queue_t *queue = rdk.queue_get_consumer(rk);
+        if (!queue) {
+                PyErr_SetString(PyExc_RuntimeError, "_fastconsume: the handle has no consumer queue");
+                return NULL;
+        }
+        rdk.queue_yield(queue);
+        rdk.queue_destroy(queue);
+        Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"consume", consume, METH_VARARGS, consume_doc},
+    {"wake", wake, METH_VARARGS, wake_doc},
     {"payloads_alive", alive, METH_NOARGS, payloads_alive_doc},
     {NULL, NULL, 0, NULL},
 };
@@ -410,6 +436,7 @@ static int resolve(PyObject *cimpl) {
             {(void **)&rdk.opaque, "rd_kafka_opaque"},
             {(void **)&rdk.queue_get_consumer, "rd_kafka_queue_get_consumer"},
             {(void **)&rdk.queue_destroy, "rd_kafka_queue_destroy"},
+            {(void **)&rdk.queue_yield, "rd_kafka_queue_yield"},
             {(void **)&rdk.consume_batch_queue, "rd_kafka_consume_batch_queue"},
             {(void **)&rdk.message_destroy, "rd_kafka_message_destroy"},
             {(void **)&rdk.topic_name, "rd_kafka_topic_name"},

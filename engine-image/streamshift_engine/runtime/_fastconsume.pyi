@@ -20,5 +20,9 @@ def consume(
     """Values (bytes if `copy`, else Payloads), packed int32 partitions, int64 offsets and int32
     topic indices of up to `max_messages` records read within `timeout` seconds."""
 
+def wake(consumer: Consumer, client_id: str) -> None:
+    """End a consume waiting on the consumer's queue in another thread now (with what it holds);
+    with none waiting, the next consume returns at once."""
+
 def payloads_alive() -> int:
     """How many Payload objects (records held) exist now."""

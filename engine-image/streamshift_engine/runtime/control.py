@@ -79,7 +79,7 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
 async def call(worker: Worker, action: Callable[[Worker], Any]) -> Any:
     """Run `action` on the worker thread; await a future it returns (a snapshot upload)."""
     command = Command(action)
-    worker.commands.put(command)
+    worker.submit(command)
     result = await asyncio.wrap_future(command.future)
     if isinstance(result, Future):
         result = await asyncio.wrap_future(result)

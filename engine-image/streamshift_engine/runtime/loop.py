@@ -38,8 +38,7 @@ from streamshift_engine.runtime.source import KafkaSource, Position
 
 log = logging.getLogger("streamshift.worker")
 STARTS_KEPT = 20000  # fetched batch starts indexed per position (parallel-track's read-back)
-STEP_S = 0.05  # a step's consume gathers input for up to this long
-SLICE_S = 0.005  # ... in consumes this long, so a command waits at most this for the loop
+STEP_S = 0.05  # a step's consume waits for input up to this long (a `submit` ends it early)
 
 
 @dataclass
@@ -146,6 +145,12 @@ class Worker:
                 command.future.set_exception(error)
             self._catch_up()
 
+    def submit(self, command: Command) -> None:
+        """Queue `command` for this thread (from any thread) and end the step's consume
+        waiting for input, so the command runs now rather than after up to `STEP_S`."""
+        self.commands.put(command)
+        self.source.wake()
+
     def later(self, work: Callable[[], None]) -> None:
         """Run `work` on this thread once the current command has answered (or the current
         step ended), before anything else: for work an answer need not wait for."""
@@ -157,7 +162,7 @@ class Worker:
 
     def step(self, timeout: float) -> None:
         """One batched consume, fed and polled; output queued unless it is replayed output."""
-        batches, dead = self.gather(timeout)
+        batches, dead = self.source.fetch(timeout)
         begin = time.perf_counter()
         batches = parallel_track.intercept(self, unimico.intercept(self, batches))
         for position, batch in batches.items():
@@ -177,27 +182,6 @@ class Worker:
         unimico.after_emit(self)
         parallel_track.after_emit(self)
         self.metrics.busy.inc(time.perf_counter() - begin)
-
-    def gather(self, timeout: float) -> tuple[dict[Position, Batch], list[DeadLetter]]:
-        """What consumes of `SLICE_S` seconds read within `timeout`, merged per position: a
-        control command waiting ends the wait after the current slice, not after `timeout`
-        (librdkafka's batched consume cannot be woken from another thread; it returns early
-        only once it holds a full batch, and then so does this)."""
-        deadline = time.monotonic() + timeout
-        gathered: dict[Position, list[Batch]] = {}
-        dead: list[DeadLetter] = []
-        while True:
-            begin = time.monotonic()
-            wait = max(0.0, min(SLICE_S, deadline - begin))
-            batches, letters = self.source.fetch(wait)
-            for position, batch in batches.items():
-                gathered.setdefault(position, []).append(batch)
-            dead += letters
-            now = time.monotonic()
-            full = bool(batches) and now - begin < wait / 2
-            if full or now >= deadline or not self.commands.empty():
-                break
-        return {p: Batch.concat(parts) for p, parts in gathered.items()}, dead
 
     def _wanted(self, position: Position, offset: int) -> bool:
         bound = min(self.limit.get(position, 1 << 62), self.markers.get(position, 1 << 62))

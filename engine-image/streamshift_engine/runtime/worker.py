@@ -77,7 +77,7 @@ async def _serve(
     log.info("control API listening", extra={"host": host, "port": port})
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, lambda: worker.commands.put(Command(roles.stop)))
+        loop.add_signal_handler(sig, lambda: worker.submit(Command(roles.stop)))
     while thread.is_alive():
         await asyncio.sleep(0.1)
     await asyncio.sleep(0.3)
