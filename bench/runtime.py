@@ -150,7 +150,9 @@ def worker_rate(
     run = f"bench-{uuid.uuid4().hex[:6]}"
     topics = {name: f"{run}-{name}" for name in encoded}
     create_topics(stack, [*topics.values(), f"{run}-out", f"{run}-out.dead"])
-    producer = Producer({"bootstrap.servers": stack.kafka, "linger.ms": 20})
+    producer = Producer(
+        {"bootstrap.servers": stack.kafka, "linger.ms": 20, "enable.idempotence": True}
+    )
     for name, parts in encoded.items():
         for p, values in parts.items():
             for value in values:

@@ -132,7 +132,9 @@ class Flow:
     """A bounded producer thread: the preload at once, then `rate` events per second."""
 
     def __init__(self, bootstrap: str, run: str, records: list[Record], preload: int, rate: float):
-        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+        self.producer = Producer(
+            {"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True}
+        )
         self.run, self.records, self.preload, self.rate = run, records, preload, rate
         self.steady_from = 0.0
         self.ended = 0.0

@@ -32,7 +32,9 @@ SETTLE_S = 15.0
 
 def feed(bootstrap: str, topic: str, stop: threading.Event) -> None:
     """Nexmark bids into `topic`, RATE per second, until `stop` is set."""
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 20, "enable.idempotence": True}
+    )
     cfg = GeneratorConfig(partitions=PARTITIONS, events_per_second=RATE)
     index, began = 0, time.monotonic()
     while not stop.is_set():

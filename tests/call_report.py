@@ -4,6 +4,7 @@ and a topic's committed records with their headers, before the fixture deletes w
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,24 @@ def read_topic(kafka: str, topic: str, timeout: float = 20) -> list[dict[str, An
             quiet = time.monotonic() + 3
     consumer.close()
     return records
+
+
+def input_order(kafka: str, topic: str) -> dict[int, dict[str, int]]:
+    """Per partition of a JSON input topic: its records and how many of them have a
+    `date_time` below an earlier record's (a producer's retry reordering the input would make
+    a worker's exact output differ from the reference of the input as it was meant)."""
+    summary: dict[int, dict[str, int]] = {}
+    highest: dict[int, int] = {}
+    for record in read_topic(kafka, topic):
+        counts = summary.setdefault(record["p"], {"records": 0, "out_of_order": 0})
+        counts["records"] += 1
+        try:
+            ts = int(json.loads(record["v"])["date_time"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        counts["out_of_order"] += ts < highest.get(record["p"], ts)
+        highest[record["p"]] = max(ts, highest.get(record["p"], ts))
+    return summary
 
 
 def _text(value: str | bytes | None) -> str:

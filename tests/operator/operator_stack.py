@@ -192,7 +192,9 @@ def nexmark(plan: str, count: int, start: int = 0) -> dict[str, Batch]:
 
 
 def produce(stack: Stack, prefix: str, inputs: dict[str, Batch]) -> None:
-    producer = Producer({"bootstrap.servers": stack.kafka, "linger.ms": 5})
+    producer = Producer(
+        {"bootstrap.servers": stack.kafka, "linger.ms": 5, "enable.idempotence": True}
+    )
     for name, batch in inputs.items():
         for partition in range(PARTITIONS):
             for value in encode_json(batch.take(batch.partition == partition)):

@@ -1,7 +1,8 @@
 """Fixtures for worker tests on the local stack: endpoints from $STREAMSHIFT_CACHE/run/stack.env,
 fresh topics and S3 prefixes per test, worker processes (killed by PID), output readers. A failed
-test's worker logs, output and dead letters are kept under `$STREAMSHIFT_CACHE/log/test-failures/`
-(pytest keeps only its last three temporary folders; CI keeps the log folder)."""
+test's worker logs, output, dead letters and input order are kept under
+`$STREAMSHIFT_CACHE/log/test-failures/` (pytest keeps only its last three temporary folders; CI
+keeps the log folder)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from call_report import evidence_folder, failure, read_topic
+from call_report import evidence_folder, failure, input_order, read_topic
+from confluent_kafka.admin import AdminClient
 from streamshift_dev import workers as launcher
 
 from .harness import Services, WorkerProcesses
@@ -48,3 +50,7 @@ def workers(
         for topic in (f"{run_id}-out", f"{run_id}-out.dead"):
             records = read_topic(services.kafka, topic, timeout=10)
             (kept / f"{topic}.json").write_text(json.dumps(records, indent=1))
+        topics = AdminClient({"bootstrap.servers": services.kafka}).list_topics(timeout=10).topics
+        inputs = [t for t in topics if t.startswith(f"{run_id}-") and ".dead" not in t]
+        order = {t: input_order(services.kafka, t) for t in inputs if t != f"{run_id}-out"}
+        (kept / "input-order.json").write_text(json.dumps(order, indent=1))

@@ -41,8 +41,11 @@ def nexmark_input(count: int, partitions: int, start: int = 0) -> dict[str, Batc
 
 def produce(services: Services, topic: str, batch: Batch, fmt: str, per_record: int = 500) -> None:
     """Each partition's events in offset order: one JSON record per event, or columnar records
-    of `per_record` events."""
-    producer = Producer({"bootstrap.servers": services.kafka, "linger.ms": 5})
+    of `per_record` events. Idempotent: a retried request (a fresh topic's leader not ready
+    yet) neither reorders nor repeats a partition's records, which the reference assumes."""
+    producer = Producer(
+        {"bootstrap.servers": services.kafka, "linger.ms": 5, "enable.idempotence": True}
+    )
     for partition in sorted(set(batch.partition.tolist())):
         part = batch.take(batch.partition == partition)
         if fmt == "json":

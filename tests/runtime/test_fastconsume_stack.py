@@ -39,7 +39,9 @@ def topics(services: Services, run_id: str) -> Iterator[tuple[str, str]]:
     names = (f"{run_id}-a", f"{run_id}-b")
     create_topics(services, [names[0]], 3)
     create_topics(services, [names[1]], 2)
-    producer = Producer({"bootstrap.servers": services.kafka, "linger.ms": 5})
+    producer = Producer(
+        {"bootstrap.servers": services.kafka, "linger.ms": 5, "enable.idempotence": True}
+    )
     for index, (name, partitions) in enumerate(zip(names, (3, 2), strict=True)):
         for partition in range(partitions):
             for offset in range(40):

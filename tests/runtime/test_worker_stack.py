@@ -93,7 +93,7 @@ def test_bad_events_reach_the_dead_letter_topic_with_their_reason(
     services: Services, run_id: str, workers: WorkerProcesses
 ) -> None:
     expected = setup_q5(services, run_id, "json", 5_000)
-    producer = Producer({"bootstrap.servers": services.kafka})
+    producer = Producer({"bootstrap.servers": services.kafka, "enable.idempotence": True})
     producer.produce(f"{run_id}-bid", b"{not json", partition=1)
     producer.produce(f"{run_id}-bid", json.dumps({"auction": 1}).encode(), partition=2)
     producer.flush(10)

@@ -148,7 +148,9 @@ def test_oracle_over_seed_streams_read_back_from_kafka_equals_engine_output(
     streams = seed_streams(SEED, 0, 2_000, config)
     topics = {name: f"{prefix}{name}" for name in streams}
     ensure_topics(bootstrap, topics.values(), config.partitions)
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True}
+    )
     for name, batch in streams.items():
         for p in range(config.partitions):
             for value in encode_json(batch.take(batch.partition == p)):
@@ -172,7 +174,9 @@ def test_verify_command_reads_its_input_back_from_kafka(
     stream = seed_streams(SEED + 1, 0, 1_000, config)["S"]
     topic_in, topic_out = f"{prefix}S", f"{prefix}q2-out"
     ensure_topics(bootstrap, [topic_in, topic_out], config.partitions)
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True}
+    )
     for p in range(config.partitions):
         for value in encode_json(stream.take(stream.partition == p)):
             producer.produce(topic_in, value, partition=p)
