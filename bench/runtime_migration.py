@@ -51,6 +51,7 @@ from bench.runtime_workers import (
     Services,
     control,
     create_topics,
+    delete_topics,
     start,
     status,
     wait_ready,
@@ -350,7 +351,8 @@ def measure(stack: Services, scenario: Scenario, protocol: str | None) -> Outcom
     """One run: the workers, the flow, the protocol (None: no migration), the output."""
     run = f"mig-{uuid.uuid4().hex[:6]}"
     names = list(scenario.inputs)
-    create_topics(stack, [*(f"{run}-{n}" for n in names), f"{run}-out", f"{run}-out.dead"])
+    topics = [*(f"{run}-{n}" for n in names), f"{run}-out", f"{run}-out.dead"]
+    create_topics(stack, topics)
     origin = worker_env(stack, run, scenario.plan, names, scenario.fmt)
     target = worker_env(
         stack,
@@ -398,6 +400,7 @@ def measure(stack: Services, scenario: Scenario, protocol: str | None) -> Outcom
             if process.poll() is None:
                 process.send_signal(signal.SIGKILL)
                 process.wait(10)
+        delete_topics(stack, topics)
     at_least, complete = expected
     output = reader.records
     faults = {

@@ -110,6 +110,8 @@ launch etcd "$BIN/etcd" --name streamshift --data-dir "$DATA/etcd" \
 
 "$REPO/dev/lib/kafka-config.sh" "$DATA/kafka" "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT" "$OPT/kafka" >"$LOG/kafka-format.log" 2>&1 \
   || die kafka "could not format the KRaft storage; log: $LOG/kafka-format.log" "read the log; 'dev/down.sh --purge' wipes the data"
+kept=$(find "$DATA/kafka/logs" -mindepth 1 -maxdepth 1 -type d -name '*-[0-9]*' 2>/dev/null | wc -l)
+[ "$kept" -lt 1000 ] || say "kafka: loading $kept partitions kept from earlier runs (slow; 'dev/down.sh --purge' wipes the data)"
 launch kafka java -Xms128m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
   -Dlog4j2.configurationFile="$DATA/kafka/log4j2.properties" -cp "$OPT/kafka/lib/*" kafka.Kafka "$DATA/kafka/server.properties"
 

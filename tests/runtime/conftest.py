@@ -1,8 +1,8 @@
 """Fixtures for worker tests on the local stack: endpoints from $STREAMSHIFT_CACHE/run/stack.env,
-fresh topics and S3 prefixes per test, worker processes (killed by PID), output readers. A failed
-test's worker logs, output, dead letters and input order are kept under
-`$STREAMSHIFT_CACHE/log/test-failures/` (pytest keeps only its last three temporary folders; CI
-keeps the log folder)."""
+fresh topics (deleted after the test) and S3 prefixes per test, worker processes (killed by
+PID), output readers. A failed test's worker logs, output, dead letters and input order are kept
+under `$STREAMSHIFT_CACHE/log/test-failures/` (pytest keeps only its last three temporary
+folders; CI keeps the log folder)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,8 @@ def workers(
     processes = WorkerProcesses(tmp_path)
     yield processes
     processes.kill_all()
+    listed = AdminClient({"bootstrap.servers": services.kafka}).list_topics(timeout=10).topics
+    made = [topic for topic in listed if topic.startswith(f"{run_id}-")]
     if failure(request) is not None:
         kept = evidence_folder() / f"{request.node.name}-{time.time_ns()}"
         kept.mkdir()
@@ -50,7 +52,8 @@ def workers(
         for topic in (f"{run_id}-out", f"{run_id}-out.dead"):
             records = read_topic(services.kafka, topic, timeout=10)
             (kept / f"{topic}.json").write_text(json.dumps(records, indent=1))
-        topics = AdminClient({"bootstrap.servers": services.kafka}).list_topics(timeout=10).topics
-        inputs = [t for t in topics if t.startswith(f"{run_id}-") and ".dead" not in t]
-        order = {t: input_order(services.kafka, t) for t in inputs if t != f"{run_id}-out"}
+        inputs = [t for t in made if not t.startswith(f"{run_id}-out")]
+        order = {topic: input_order(services.kafka, topic) for topic in inputs}
         (kept / "input-order.json").write_text(json.dumps(order, indent=1))
+    if made:  # a stack kept up for development would otherwise load every test's topics
+        launcher.delete_topics(services, made)
