@@ -109,7 +109,15 @@ class KafkaSource:
         (librdkafka issue 5591; here 5 of 52,000 paused partitions sought back stalled with the
         old order, none of 46,000 with this one). A UniMiCo target seeks back to its connect
         offsets after its probe paused them, a replay ends by seeking back from the positions
-        it paused at: a stalled partition's results went missing (issue 6)."""
+        it paused at: a stalled partition's results went missing (issue 6).
+
+        The metadata of a topic this consumer reads none of yet is asked for first: librdkafka
+        otherwise starts fetching a newly assigned topic's partitions only once it learns their
+        leader on its own, 1.0 s after the `assign` (measured on every try), so a migration's
+        target, holding with nothing assigned, read its first records a second late."""
+        reading = {self.topics[name] for name, _ in self.assigned}
+        for topic in sorted({self.topics[name] for name, _ in positions} - reading):
+            self.consumer.list_topics(topic, timeout=10.0)
         for position, event_offset in positions.items():
             self.floor[position] = event_offset
             self.assigned[position] = event_offset
