@@ -26,7 +26,8 @@ moving-state; UniMiCo and parallel-track have no downtime by design). The final 
 `runtime gap-ratio unimico=R parallel-track=R state-transfer-pause=S savepoint-vs-best=X
 kafka-vs-inproc-json=R kafka-vs-inproc-columnar=R`.
 `--quick` uses small inputs and short flows; `--large-state-only` runs only the q8 large-state
-comparison; `--throughput-only` only the worker-vs-in-process rates.
+comparison; `--throughput-only` only the worker-vs-in-process rates; `--gaps-only` only the q5
+migrations, `--rounds` times, with each protocol's median and worst gap ratio.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import argparse
 import dataclasses
 import os
 import signal
+import statistics
 import time
 import uuid
 from dataclasses import dataclass
@@ -254,6 +256,12 @@ def main() -> None:
         help="only the q8 large-state downtime comparison (prints savepoint-vs-best)",
     )
     parser.add_argument(
+        "--gaps-only",
+        action="store_true",
+        help="only the q5 migrations, `--rounds` times: each protocol's gap ratios, median, worst",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of --gaps-only")
+    parser.add_argument(
         "--throughput-only",
         action="store_true",
         help="only the worker-vs-in-process rates (prints kafka-vs-inproc-json and -columnar)",
@@ -262,6 +270,9 @@ def main() -> None:
     stack = services()
     if args.large_state_only:
         print(f"runtime savepoint-vs-best={large_state(stack, args.quick):.1f}")
+        return
+    if args.gaps_only:
+        gap_rounds(stack, args.quick, args.rounds)
         return
     throughput = throughput_ratios(stack, args.queries, 200_000 if args.quick else args.events)
     if args.throughput_only:
@@ -324,6 +335,21 @@ def q5_migrations(stack: Services, quick: bool) -> tuple[dict[str, float], float
         if protocol == "state-transfer":
             pause = outcome.downtime
     return gaps, pause
+
+
+def gap_rounds(stack: Services, quick: bool, rounds: int) -> None:
+    """The q5 migrations `rounds` times (a gap is the longest of many pauses, so one run's
+    ratio moves by several hundredths): each protocol's ratios, their median and the worst."""
+    seen: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        for protocol, ratio in q5_migrations(stack, quick)[0].items():
+            seen.setdefault(protocol, []).append(ratio)
+    for protocol, ratios in seen.items():
+        print(
+            f"q5 {protocol} gap-ratio over {rounds} rounds: "
+            f"{' '.join(f'{r:.2f}' for r in ratios)} "
+            f"(median {statistics.median(ratios):.2f}, worst {max(ratios):.2f})"
+        )
 
 
 def large_state(stack: Services, quick: bool) -> float:
