@@ -20,7 +20,14 @@ OPENAPI = Path(__file__).parents[2] / "docs" / "control-api.openapi.yaml"
 def fake_worker() -> Worker:
     metrics = Metrics()
     metrics.events_in.inc(5)
-    stand_in = SimpleNamespace(ready=True, phase="running", metrics=metrics, commands=queue.Queue())
+    stand_in = SimpleNamespace(
+        ready=True,
+        phase="running",
+        metrics=metrics,
+        commands=queue.Queue(),
+        on_commit=[],
+        committed_watermark=None,
+    )
     return cast(Worker, stand_in)
 
 
@@ -46,10 +53,14 @@ def test_wrong_or_missing_token_is_401_and_probes_are_open() -> None:
                 ("GET", "/healthz", {}),
                 ("GET", "/readyz", {}),
                 ("GET", "/metrics", {}),
+                ("GET", "/v1/status?committed_after=soon", good),
+                ("GET", "/v1/status?committed_after=5&wait=long", good),
             ]
         )
     )
-    assert [status for status, _ in answers] == [401, 401, 401, 404, 200, 200, 200]
+    assert [status for status, _ in answers] == [401, 401, 401, 404, 200, 200, 200, 400, 400]
+    assert "query parameter committed_after must be a number, not 'soon'" in answers[7][1]
+    assert "query parameter wait must be a number, not 'long'" in answers[8][1]
     assert "unknown action 'teleport'" in answers[3][1]
     assert "streamshift_events_in_total 5.0" in answers[6][1]
 

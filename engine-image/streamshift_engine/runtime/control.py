@@ -20,6 +20,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from streamshift_engine.runtime import parallel_track, roles, unimico
+from streamshift_engine.runtime.commit_watch import CommitWatch
 from streamshift_engine.runtime.loop import Command, Worker
 from streamshift_engine.runtime.manifest import Manifest
 from streamshift_engine.runtime.moving_state_api import ACTIONS as MOVING_STATE_ACTIONS
@@ -33,6 +34,7 @@ DONE: web.AppKey[dict[tuple[str, str], Any]] = web.AppKey("done")
 ALIVE: web.AppKey[Callable[[], bool]] = web.AppKey("alive")
 MOVING_STATE = web.AppKey("moving_state", MovingStateRoles)
 FOLLOWER = web.AppKey("follower", Follower)
+COMMITS = web.AppKey("commits", CommitWatch)
 
 
 def build_app(worker: Worker, token: str, alive: Callable[[], bool]) -> web.Application:
@@ -42,6 +44,8 @@ def build_app(worker: Worker, token: str, alive: Callable[[], bool]) -> web.Appl
     app[ALIVE] = alive
     app[MOVING_STATE] = MovingStateRoles(worker, token, lambda action: call(worker, action))
     app[FOLLOWER] = Follower(token, lambda action: call(worker, action))
+    app[COMMITS] = CommitWatch(worker)
+    app.on_startup.append(app[COMMITS].attach)
     app.on_cleanup.append(app[FOLLOWER].close)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/readyz", _readyz)
@@ -105,7 +109,24 @@ async def _metrics(request: web.Request) -> web.Response:
 
 
 async def _status(request: web.Request) -> web.Response:
+    """The worker's status; with `committed_after=W` (and `wait`, seconds, default 1), once its
+    committed watermark is past W, at its next commit, or after `wait` (`CommitWatch`)."""
+    if "committed_after" in request.query:
+        watermark = int(_number(request, "committed_after"))
+        await request.app[COMMITS].after(watermark, _number(request, "wait", "1"))
     return web.json_response(await call(request.app[WORKER], roles.status))
+
+
+def _number(request: web.Request, name: str, default: str = "") -> float:
+    """A number query parameter (an integer for `committed_after`); 400 saying which if not."""
+    raw = request.query.get(name, default)
+    try:
+        return int(raw) if name == "committed_after" else float(raw)
+    except ValueError:
+        raise web.HTTPBadRequest(
+            text=f'{{"error": "query parameter {name} must be a number, not {raw!r}"}}',
+            content_type="application/json",
+        ) from None
 
 
 async def _snapshot(request: web.Request) -> web.Response:

@@ -65,6 +65,7 @@ class Worker:
         self.markers: dict[Position, int] = {}
         self.commands: queue.Queue[Command] = queue.Queue()
         self.deferred: list[Callable[[], None]] = []  # `later`
+        self.on_commit: list[Callable[[], None]] = []  # called after each commit (`CommitWatch`)
         self.uploads = ThreadPoolExecutor(1, thread_name_prefix="snapshot")
         self.upload: Future[Manifest] | None = None
         self.last_snapshot: Manifest | None = None
@@ -263,6 +264,8 @@ class Worker:
         self.sink.commit(owned, watermark, self.source.consumer)
         self.committed_watermark = watermark
         self.dirty = False
+        for listener in self.on_commit:
+            listener()
         self.metrics.state_bytes.set(self.instance.state_bytes())
         if watermark is not None:
             self.metrics.watermark.set(watermark)
