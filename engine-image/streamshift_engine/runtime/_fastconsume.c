@@ -347,6 +347,17 @@ static PyObject *alive(PyObject *module, PyObject *unused) {
         return PyLong_FromSsize_t(payloads_alive);
 }
 
+/* The consumer queue of the checked handle (the caller destroys it), or NULL with an error set. */
+static rd_kafka_queue_t *consumer_queue(PyObject *consumer, const char *client_id) {
+        rd_kafka_t *rk = handle_of(consumer, client_id);
+        if (!rk)
+                return NULL;
+        rd_kafka_queue_t *queue = rdk.queue_get_consumer(rk);
+        if (!queue)
+                PyErr_SetString(PyExc_RuntimeError, "_fastconsume: the handle has no consumer queue");
+        return queue;
+}
+
 static PyObject *consume(PyObject *module, PyObject *args) {
         PyObject *consumer, *topics;
         const char *client_id;
@@ -361,14 +372,9 @@ static PyObject *consume(PyObject *module, PyObject *args) {
                                 "_fastconsume: max_messages must be 1..1000000, topics at most 64");
                 return NULL;
         }
-        rd_kafka_t *rk = handle_of(consumer, client_id);
-        if (!rk)
+        rd_kafka_queue_t *queue = consumer_queue(consumer, client_id);
+        if (!queue)
                 return NULL;
-        rd_kafka_queue_t *queue = rdk.queue_get_consumer(rk);
-        if (!queue) {
-                PyErr_SetString(PyExc_RuntimeError, "_fastconsume: the handle has no consumer queue");
-                return NULL;
-        }
         rd_kafka_message_t **messages = PyMem_Malloc((size_t)max * sizeof(*messages));
         if (!messages) {
                 rdk.queue_destroy(queue);
@@ -394,14 +400,9 @@ static PyObject *wake(PyObject *module, PyObject *args) {
         const char *client_id;
         if (!PyArg_ParseTuple(args, "O!s", consumer_type, &consumer, &client_id))
                 return NULL;
-        rd_kafka_t *rk = handle_of(consumer, client_id);
-        if (!rk)
+        rd_kafka_queue_t *queue = consumer_queue(consumer, client_id);
+        if (!queue)
                 return NULL;
-        rd_kafka_queue_t *queue = rdk.queue_get_consumer(rk);
-        if (!queue) {
-                PyErr_SetString(PyExc_RuntimeError, "_fastconsume: the handle has no consumer queue");
-                return NULL;
-        }
         rdk.queue_yield(queue);
         rdk.queue_destroy(queue);
         Py_RETURN_NONE;

@@ -31,7 +31,6 @@ class CommitWatch:
     async def attach(self, _app: object = None) -> None:
         """Start hearing of commits (on the control API's event loop)."""
         self.loop = asyncio.get_running_loop()
-        self.next_commit = asyncio.Event()
         self.worker.on_commit.append(self.committed)
 
     def committed(self) -> None:

@@ -14,7 +14,7 @@ import hmac
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -35,6 +35,7 @@ ALIVE: web.AppKey[Callable[[], bool]] = web.AppKey("alive")
 MOVING_STATE = web.AppKey("moving_state", MovingStateRoles)
 FOLLOWER = web.AppKey("follower", Follower)
 COMMITS = web.AppKey("commits", CommitWatch)
+Number = TypeVar("Number", int, float)
 
 
 def build_app(worker: Worker, token: str, alive: Callable[[], bool]) -> web.Application:
@@ -112,16 +113,18 @@ async def _status(request: web.Request) -> web.Response:
     """The worker's status; with `committed_after=W` (and `wait`, seconds, default 1), once its
     committed watermark is past W, at its next commit, or after `wait` (`CommitWatch`)."""
     if "committed_after" in request.query:
-        watermark = int(_number(request, "committed_after"))
-        await request.app[COMMITS].after(watermark, _number(request, "wait", "1"))
+        watermark = _number(request, "committed_after", int)
+        await request.app[COMMITS].after(watermark, _number(request, "wait", float, "1"))
     return web.json_response(await call(request.app[WORKER], roles.status))
 
 
-def _number(request: web.Request, name: str, default: str = "") -> float:
-    """A number query parameter (an integer for `committed_after`); 400 saying which if not."""
+def _number(
+    request: web.Request, name: str, parse: Callable[[str], Number], default: str = ""
+) -> Number:
+    """A number query parameter, parsed by `parse`; a 400 naming it when it is not one."""
     raw = request.query.get(name, default)
     try:
-        return int(raw) if name == "committed_after" else float(raw)
+        return parse(raw)
     except ValueError:
         raise web.HTTPBadRequest(
             text=f'{{"error": "query parameter {name} must be a number, not {raw!r}"}}',
