@@ -5,7 +5,9 @@ many events (they go that much faster, and a run must last long enough for its r
 steady one). The in-process figure is the engine's as `make bench-engine` measures it: the same
 records decoded (only the fields the plan reads, as the worker does), fed to an engine
 `Instance` in rounds like the worker's consumes (a batch of the worker's size of every (input,
-partition), then a poll), and the results encoded as JSON records. The worker figure is its
+partition), then a poll), and the results encoded as JSON records, in this process with the
+arena cache a worker keeps by default (`STREAMSHIFT_ARENA_CACHE_MB`: freed Python object arenas
+reused rather than unmapped, `streamshift_engine._arenas`). The worker figure is its
 events per second as its control API counts them. Both rates leave out the first `WARM_UP` share
 of the input (start-up, first imports, first windows), and each is given per wall-clock second
 and per CPU second of the process doing the work (every thread: the worker's librdkafka threads
@@ -43,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from confluent_kafka import Producer
+from streamshift_engine import _arenas
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.wire import (
     decode_columnar,
@@ -56,6 +59,7 @@ from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.plan import builtin
 from streamshift_engine.plan.model import Plan
 from streamshift_engine.runner import Instance
+from streamshift_engine.runtime.config import ARENA_CACHE_MB
 from streamshift_engine.runtime.projection import input_schemas, projected
 
 from bench import runtime_migration as migration
@@ -267,6 +271,7 @@ def main() -> None:
         help="only the worker-vs-in-process rates (prints kafka-vs-inproc-json and -columnar)",
     )
     args = parser.parse_args()
+    _arenas.keep(int(ARENA_CACHE_MB) << 20)
     stack = services()
     if args.large_state_only:
         print(f"runtime savepoint-vs-best={large_state(stack, args.quick):.1f}")

@@ -43,6 +43,8 @@ def test_operator_env_gives_the_worker_config() -> None:
     assert (config.control_host, config.control_port) == ("127.0.0.2", 8080)
     assert config.snapshot_interval_s == 30 and config.snapshot_keep == 3
     assert (config.commit_interval_s, config.output_commit_interval_s) == (0.5, 0.1)
+    assert config.arena_cache_bytes == 64 << 20
+    assert load({**ENV, "STREAMSHIFT_ARENA_CACHE_MB": "0"}).arena_cache_bytes == 0
     assert not config.hold
 
 
@@ -86,6 +88,7 @@ def test_inline_plan_file_and_config_file(tmp_path: Path) -> None:
         ("STREAMSHIFT_SNAPSHOT_INTERVAL_S", "0"),
         ("STREAMSHIFT_INPUT_FORMAT", "xml"),
         ("STREAMSHIFT_START", "later"),
+        ("STREAMSHIFT_ARENA_CACHE_MB", "-5"),
         ("STREAMSHIFT_CONTROL_TOKEN", ""),
     ],
 )

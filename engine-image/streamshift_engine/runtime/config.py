@@ -5,7 +5,8 @@ as text in STREAMSHIFT_PLAN (the ConfigMap's document: `{builtin: name}`, `{inli
 plan object) or from the file STREAMSHIFT_PLAN_FILE. Every problem raises `ConfigError` naming
 the setting to fix; env values override the file's. The worker runs the plan with its inputs
 narrowed to the fields it reads (`projection`), and decodes its inputs with `schemas`: those
-fields, the others as unread.
+fields, the others as unread. STREAMSHIFT_ARENA_CACHE_MB (64 by default, 0 for none) bounds the
+memory of freed Python object arenas the worker keeps for reuse (`streamshift_engine._arenas`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from streamshift_engine.runtime.settings import (
 from streamshift_engine.runtime.settings import partitions as partitions_of
 
 Format = Literal["json", "columnar"]
+ARENA_CACHE_MB = "64"  # default of STREAMSHIFT_ARENA_CACHE_MB (`streamshift_engine._arenas`)
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class WorkerConfig:
     commit_interval_s: float  # between commits of input positions alone
     output_commit_interval_s: float  # between commits once there is output to make visible
     batch_size: int
+    arena_cache_bytes: int  # freed pymalloc arenas kept for reuse (`_arenas.keep`)
     control_host: str
     control_port: int
     control_token: str
@@ -138,6 +141,7 @@ def load(env: Mapping[str, str]) -> WorkerConfig:
         commit_interval_s=get.parse("STREAMSHIFT_COMMIT_INTERVAL_S", positive, "0.5"),
         output_commit_interval_s=get.parse("STREAMSHIFT_OUTPUT_COMMIT_INTERVAL_S", positive, "0.1"),
         batch_size=get.parse("STREAMSHIFT_BATCH_SIZE", natural, "5000") or 1,
+        arena_cache_bytes=get.parse("STREAMSHIFT_ARENA_CACHE_MB", natural, ARENA_CACHE_MB) << 20,
         control_host=get.text("POD_IP", "127.0.0.1"),
         control_port=get.parse("STREAMSHIFT_CONTROL_PORT", port, "8080"),
         control_token=get.text("STREAMSHIFT_CONTROL_TOKEN"),

@@ -35,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def main() -> int:
+    from streamshift_engine import _arenas
     from streamshift_engine.runtime.config import ConfigError, load
     from streamshift_engine.runtime.control import build_app
     from streamshift_engine.runtime.loop import Worker
@@ -46,6 +47,7 @@ def main() -> int:
     except ConfigError as error:
         print(f"streamshift worker: bad configuration: {error}", file=sys.stderr)
         return 2
+    _arenas.keep(config.arena_cache_bytes)
     worker = Worker(config, Metrics())
     failure: list[BaseException] = []
 
