@@ -43,6 +43,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from confluent_kafka import Producer
 from streamshift_engine import _arenas
@@ -68,6 +69,7 @@ from bench.runtime_workers import (
     Services,
     create_topics,
     delete_topics,
+    log_of,
     services,
     start,
     status,
@@ -178,9 +180,11 @@ def worker_rate(
         wait_ready(env, process, 300)
         deadline = time.monotonic() + 300
         warm: tuple[float, float, int, float] | None = None
+        seen: dict[str, Any] = {}
         while time.monotonic() < deadline and process.poll() is None:
             try:
-                count = int(status(env)["counts"]["events_in"])
+                seen = status(env)
+                count = int(seen["counts"]["events_in"])
             except (OSError, RuntimeError):
                 continue
             now, (cpu, kafka) = time.monotonic(), cpu_seconds(process.pid)
@@ -197,7 +201,11 @@ def worker_rate(
                 spent = max((cpu - kafka) - (warm[1] - warm[3]) + fetching, 1e-9)
                 return Rate(counted / (now - warm[0]), counted / spent, fetching / spent)
             time.sleep(STATUS_EVERY_S)
-        raise SystemExit(f"{plan_name} {fmt}: the worker did not consume all {total}")
+        raise SystemExit(
+            f"{plan_name} {fmt}: the worker did not consume all {total} events "
+            f"(exit code {process.poll()}); its last status: {seen}; "
+            f"its log: {log_of(env, 'worker')}"
+        )
     finally:
         if process.poll() is None:
             os.kill(process.pid, signal.SIGKILL)
