@@ -72,6 +72,9 @@ class KafkaSource:
                 "client.id": CLIENT_ID,
                 "group.id": config.group,
                 "enable.auto.commit": False,
+                # Offsets go to the group inside each transaction, never from librdkafka's
+                # offset store: storing each message's offset took a partition lock per record.
+                "enable.auto.offset.store": False,
                 "isolation.level": "read_committed",
                 "auto.offset.reset": "earliest",
                 "fetch.min.bytes": 1,
