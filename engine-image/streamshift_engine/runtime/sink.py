@@ -38,7 +38,14 @@ class KafkaSink:
             {
                 "bootstrap.servers": config.kafka_bootstrap,
                 "transactional.id": config.writer,
-                "linger.ms": 5,
+                # Output is visible only once its transaction commits, and a commit sends what
+                # waits at once: lingering up to the output commit interval delays nothing a
+                # reader sees, and makes a produce request per commit rather than one every few
+                # ms (a full batch, `batch.size`, still goes at once).
+                "linger.ms": max(5, round(config.output_commit_interval_s * 1000)),
+                # A failed record fails the commit, which is what the loop acts on: reports of
+                # the records that arrived were work per record for no one.
+                "delivery.report.only.error": True,
                 "transaction.timeout.ms": 60000,
                 "queue.buffering.max.messages": queue_records,
             }
