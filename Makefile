@@ -78,8 +78,8 @@ manifests: ## render deploy/operator/streamshift.yaml (the kubectl install) from
 	deploy/render.sh > deploy/operator/streamshift.yaml
 
 .PHONY: bench-runtime
-bench-runtime: venv ## worker vs in-process engine, each protocol's output gap, large-state downtime (PART=throughput|large-state|gaps: one part; ROUNDS=N for gaps)
-	$(PY) -m bench.runtime $(if $(PART),--$(PART)-only) $(if $(ROUNDS),--rounds $(ROUNDS))
+bench-runtime: venv ## worker vs in-process engine, each protocol's output gap, large-state downtime (PART=throughput|large-state|gaps: one part; ROUNDS=N for gaps; REPEATS=N runs a side, best kept)
+	$(PY) -m bench.runtime $(if $(PART),--$(PART)-only) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(REPEATS),--repeats $(REPEATS))
 
 .PHONY: bench-operator
 bench-operator: venv ## operator: query ready time, unimico move time on q5, RSS with 20 queries
