@@ -77,6 +77,7 @@ from bench.runtime_workers import (
     create_topics,
     delete_topics,
     log_of,
+    send,
     services,
     start,
     status,
@@ -178,12 +179,7 @@ def worker_rates(
         for name, parts in encoded.items():
             for p, values in parts.items():
                 for value in values:
-                    while True:
-                        try:
-                            producer.produce(topics[name], value, partition=p)
-                            break
-                        except BufferError:
-                            producer.poll(0.1)
+                    send(producer, topics[name], value, p)
         producer.flush(120)
         return [
             _worker_rate(stack, run, plan_name, list(encoded), fmt, total, f"try{attempt}")
@@ -329,7 +325,7 @@ def main() -> None:
         help="only the worker-vs-in-process rates (prints kafka-vs-inproc-json and -columnar)",
     )
     args = parser.parse_args()
-    _arenas.keep(int(ARENA_CACHE_MB) << 20)
+    _arenas.keep(ARENA_CACHE_MB << 20)
     stack = services()
     if args.large_state_only:
         print(f"runtime savepoint-vs-best={large_state(stack, args.quick):.1f}")

@@ -52,6 +52,7 @@ from bench.runtime_workers import (
     control,
     create_topics,
     delete_topics,
+    send,
     start,
     status,
     wait_ready,
@@ -154,13 +155,7 @@ class Flow:
         self.producer.flush(120)
 
     def _send(self, name: str, partition: int, value: bytes) -> None:
-        while True:
-            try:
-                self.producer.produce(f"{self.run}-{name}", value, partition=partition)
-                self.producer.poll(0)
-                return
-            except BufferError:
-                self.producer.poll(0.05)
+        send(self.producer, f"{self.run}-{name}", value, partition)
 
     def _produce(self) -> None:
         self.steady_from = time.monotonic()

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from confluent_kafka import Producer
 from streamshift_dev import workers
 from streamshift_dev.workers import Services, services
 
@@ -16,6 +17,17 @@ PARTITIONS = 4
 TOKEN = "bench"
 
 __all__ = ["PARTITIONS", "Services", "services"]
+
+
+def send(producer: Producer, topic: str, value: bytes, partition: int) -> None:
+    """Queue one record, serving the producer's queue (and waiting while it is full)."""
+    while True:
+        try:
+            producer.produce(topic, value, partition=partition)
+            producer.poll(0)
+            return
+        except BufferError:
+            producer.poll(0.05)
 
 
 def create_topics(stack: Services, names: list[str]) -> None:

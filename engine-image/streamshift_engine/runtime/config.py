@@ -38,7 +38,7 @@ from streamshift_engine.runtime.settings import (
 from streamshift_engine.runtime.settings import partitions as partitions_of
 
 Format = Literal["json", "columnar"]
-ARENA_CACHE_MB = "64"  # default of STREAMSHIFT_ARENA_CACHE_MB (`streamshift_engine._arenas`)
+ARENA_CACHE_MB = 64  # default of STREAMSHIFT_ARENA_CACHE_MB (`streamshift_engine._arenas`)
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,7 @@ def load(env: Mapping[str, str]) -> WorkerConfig:
     if input_format not in ("json", "columnar"):
         raise ConfigError("STREAMSHIFT_INPUT_FORMAT", "must be json or columnar")
     endpoint = get.text("STREAMSHIFT_S3_ENDPOINT")
+    arena_cache_mb = get.parse("STREAMSHIFT_ARENA_CACHE_MB", natural, str(ARENA_CACHE_MB))
     secure = endpoint.startswith("https://")
     return WorkerConfig(
         query=get.text("STREAMSHIFT_QUERY"),
@@ -141,7 +142,7 @@ def load(env: Mapping[str, str]) -> WorkerConfig:
         commit_interval_s=get.parse("STREAMSHIFT_COMMIT_INTERVAL_S", positive, "0.5"),
         output_commit_interval_s=get.parse("STREAMSHIFT_OUTPUT_COMMIT_INTERVAL_S", positive, "0.1"),
         batch_size=get.parse("STREAMSHIFT_BATCH_SIZE", natural, "5000") or 1,
-        arena_cache_bytes=get.parse("STREAMSHIFT_ARENA_CACHE_MB", natural, ARENA_CACHE_MB) << 20,
+        arena_cache_bytes=arena_cache_mb << 20,
         control_host=get.text("POD_IP", "127.0.0.1"),
         control_port=get.parse("STREAMSHIFT_CONTROL_PORT", port, "8080"),
         control_token=get.text("STREAMSHIFT_CONTROL_TOKEN"),
