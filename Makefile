@@ -78,7 +78,7 @@ manifests: ## render deploy/operator/streamshift.yaml (the kubectl install) from
 	deploy/render.sh > deploy/operator/streamshift.yaml
 
 .PHONY: bench-runtime
-bench-runtime: venv ## worker vs in-process engine, each protocol's output gap, large-state downtime (PART=throughput|large-state|gaps: one part; ROUNDS=N for gaps; REPEATS=N runs a side, best kept)
+bench-runtime: venv ## worker vs in-process engine, each protocol's output gap, large-state downtime (PART=throughput|large-state|gaps: one part; ROUNDS=N rounds of migrations, medians kept; REPEATS=N runs a side, best kept)
 	$(PY) -m bench.runtime $(if $(PART),--$(PART)-only) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(REPEATS),--repeats $(REPEATS))
 
 .PHONY: bench-operator

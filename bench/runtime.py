@@ -30,12 +30,15 @@ are deleted after each case.
 Then the migration benchmark (`bench.runtime_migration`): per protocol the output gap against
 the run without migration, downtime, duration and state bytes moved, and on q8 with a large
 state savepoint-restart's downtime over the best state-moving protocol's (state-transfer or
-moving-state; UniMiCo and parallel-track have no downtime by design). The final line:
+moving-state; UniMiCo and parallel-track have no downtime by design). The q5 migrations run
+`--rounds` times (3), each round against its own run without migration, and the final line
+takes each protocol's median gap ratio and state-transfer's median pause (every round's figures
+and the worst are printed). The final line:
 `runtime gap-ratio unimico=R parallel-track=R state-transfer-pause=S savepoint-vs-best=X
 kafka-vs-inproc-json=R kafka-vs-inproc-columnar=R`.
 `--quick` uses small inputs and short flows; `--large-state-only` runs only the q8 large-state
 comparison; `--throughput-only` only the worker-vs-in-process rates; `--gaps-only` only the q5
-migrations, `--rounds` times, with each protocol's median and worst gap ratio.
+migrations.
 """
 
 from __future__ import annotations
@@ -312,7 +315,9 @@ def main() -> None:
         action="store_true",
         help="only the q5 migrations, `--rounds` times: each protocol's gap ratios, median, worst",
     )
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of --gaps-only")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds of the q5 migrations (medians reported)"
+    )
     parser.add_argument(
         "--repeats",
         type=int,
@@ -341,7 +346,7 @@ def main() -> None:
             f"kafka-vs-inproc-columnar={throughput['columnar']:.2f}"
         )
         return
-    gaps, pause = q5_migrations(stack, args.quick)
+    gaps, pause = gap_rounds(stack, args.quick, args.rounds)
     savepoint_vs_best = large_state(stack, args.quick)
     print(
         f"runtime gap-ratio unimico={gaps['unimico']:.2f} "
@@ -415,12 +420,18 @@ def q5_migrations(stack: Services, quick: bool) -> tuple[dict[str, float], float
     return gaps, pause
 
 
-def gap_rounds(stack: Services, quick: bool, rounds: int) -> None:
-    """The q5 migrations `rounds` times (a gap is the longest of many pauses, so one run's
-    ratio moves by several hundredths): each protocol's ratios, their median and the worst."""
+def gap_rounds(stack: Services, quick: bool, rounds: int) -> tuple[dict[str, float], float]:
+    """The q5 migrations `rounds` times, each round against its own run without migration:
+    each protocol's ratios, their median and the worst, printed; the medians and
+    state-transfer's median pause returned. A gap is the longest of ~45 pauses of about 0.5 s
+    (a window's slide), so one window late anywhere in a run on two shared cores moves its
+    ratio by 0.05-0.3; the median says what a migration does, the worst what a run can see."""
     seen: dict[str, list[float]] = {}
+    pauses: list[float] = []
     for _ in range(rounds):
-        for protocol, ratio in q5_migrations(stack, quick)[0].items():
+        gaps, pause = q5_migrations(stack, quick)
+        pauses.append(pause)
+        for protocol, ratio in gaps.items():
             seen.setdefault(protocol, []).append(ratio)
     for protocol, ratios in seen.items():
         print(
@@ -428,6 +439,9 @@ def gap_rounds(stack: Services, quick: bool, rounds: int) -> None:
             f"{' '.join(f'{r:.2f}' for r in ratios)} "
             f"(median {statistics.median(ratios):.2f}, worst {max(ratios):.2f})"
         )
+    print(f"q5 state-transfer pause over {rounds} rounds: {' '.join(f'{s:.2f}' for s in pauses)}")
+    medians = {protocol: statistics.median(ratios) for protocol, ratios in seen.items()}
+    return medians, statistics.median(pauses)
 
 
 def large_state(stack: Services, quick: bool) -> float:
