@@ -7,12 +7,15 @@ transaction as `G` (the group offsets). A worker that (re)starts restores, per p
 snapshot covering the most input (positions `C <= G`), replays `C..G` with its output suppressed
 (it is committed already: the engine's results are a function of the positions fed), then runs
 live. Output is committed `output_commit_interval_s` after the last commit, input positions
-alone every `commit_interval_s`. Snapshots are taken right after a commit and uploaded by a
+alone every `commit_interval_s`; the regular commits run on the sink's commit thread while the
+loop goes on (`KafkaSink.start_commit`). Snapshots are taken right after a commit the loop
+waited for, so they never cover input whose output is not committed, and uploaded by a
 background thread.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import queue
 import time
@@ -108,13 +111,16 @@ class Worker:
             self.step(timeout=STEP_S)
             self._catch_up()
             now = time.monotonic()
-            if now - last_commit >= self.commit_due() and not self.limit:
-                self.commit()
+            settled = self.sink.settle(wait=False)
+            if settled and now - last_commit >= self.commit_due() and not self.limit:
                 last_commit = now
                 due = now - last_snapshot >= self.config.snapshot_interval_s
-                if due and not self.taking_over():
+                if due and not self.taking_over():  # a snapshot covers committed input only
+                    self.commit()
                     self.snapshot_async(None, None)
                     last_snapshot = now
+                else:
+                    self.commit_in_background()
             if now - last_lag >= 1.0:
                 self.lag = self.source.lag(self.consumed) if self.consumed else 0
                 self.metrics.lag.set(self.lag)
@@ -257,13 +263,24 @@ class Worker:
         return taking
 
     def commit(self) -> None:
-        """Commit the open transaction with the consumed positions it owns (`taking_over`)."""
+        """Commit the open transaction with the consumed positions it owns (`taking_over`)
+        and wait for it."""
+        self.commit_in_background()
+        self.sink.settle()
+
+    def commit_in_background(self) -> None:
+        """Start that commit on the sink's commit thread; the loop goes on meanwhile, and what
+        it produces next waits for the commit to end (`KafkaSink.start_commit`). Its end wakes
+        the step's consume, so the loop settles it (`_committed`) without waiting for input."""
         watermark = self.instance.watermark()
         taking = self.taking_over()
         owned = {p: o for p, o in self.consumed.items() if p[1] not in taking}
-        self.sink.commit(owned, watermark, self.source.consumer)
-        self.committed_watermark = watermark
         self.dirty = False
+        settled = functools.partial(self._committed, watermark)
+        self.sink.start_commit(owned, watermark, self.source.consumer, settled, self.source.wake)
+
+    def _committed(self, watermark: int | None) -> None:
+        self.committed_watermark = watermark
         for listener in self.on_commit:
             listener()
         self.metrics.state_bytes.set(self.instance.state_bytes())
