@@ -77,10 +77,10 @@ class KafkaSink:
         for batch in batches:
             if not len(batch):
                 continue
-            self.settle()
             keys = result_ids(batch)
             values = encode_results_json(batch, _Known(keys))
             ids: list[str] = keys.to_pylist()
+            self.settle()  # encoded while a commit may still be in flight
             self._produce_all(topic, ids, values, (batch.partition % n).tolist())
             count += len(values)
         return count
