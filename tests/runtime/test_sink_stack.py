@@ -41,7 +41,8 @@ def test_full_queue_retries_each_result_once(services: Services, run_id: str) ->
     group = Consumer({"bootstrap.servers": services.kafka, "group.id": uuid.uuid4().hex})
     try:
         assert sink.results(results) == len(expected)
-        sink.commit({}, None, group)
+        sink.start_commit({}, None, group)
+        sink.settle()
     finally:
         sink.close()
         group.close()
@@ -71,7 +72,8 @@ def test_background_commit_ends_before_the_next_transaction(
         assert settled == [threading.current_thread().name]
         visible = read_committed(services, topic, queued, 10)
         assert len(visible) == queued and set(visible) <= set(expected)
-        sink.commit({}, None, group)
+        sink.start_commit({}, None, group)
+        sink.settle()
         assert sink.settle(wait=False)
     finally:
         sink.close()

@@ -121,14 +121,6 @@ class KafkaSink:
                 self.producer.poll(0.05)
                 rows = zip(values[done:], keys[done:], partitions[done:], strict=True)
 
-    def commit(
-        self, positions: Mapping[Position, int], watermark: int | None, group: Consumer
-    ) -> None:
-        """Commit the open transaction with the input positions it covers and the watermark
-        its output reached (offset metadata `event_offset:watermark`); open the next."""
-        self.start_commit(positions, watermark, group)
-        self.settle()
-
     def start_commit(
         self,
         positions: Mapping[Position, int],
@@ -137,9 +129,10 @@ class KafkaSink:
         settled: Callable[[], None] = _nothing,
         ended: Callable[[], None] = _nothing,
     ) -> None:
-        """Start committing the open transaction (as `commit`) on the commit thread; `ended` is
-        called there when it ends, `settled` by `settle` on the caller's thread. A commit
-        still in flight is settled first."""
+        """Start committing the open transaction with the input positions it covers and the
+        watermark its output reached (offset metadata `event_offset:watermark`) on the commit
+        thread; `ended` is called there when it ends, `settled` by `settle` (which opens the
+        next transaction) on the caller's thread. A commit still in flight is settled first."""
         self.settle()
         mark = "" if watermark is None else str(watermark)
         offsets = [
