@@ -24,8 +24,12 @@ different times, while CPU time measures the work; with a core to spare the work
 rate is at least that ratio (its librdkafka threads run beside the loop). Each case also prints
 the ratio the Kafka client threads alone allow (the worker's loop as cheap as the in-process
 engine): on columnar records they receive ~470 bytes an event on q8 (most of it Nexmark's
-`extra` padding, which no query reads) for an engine that spends 0.4-0.5 us an event. Topics
-are deleted after each case.
+`extra` padding, which no query reads) for an engine that spends 0.4-0.5 us an event. And it
+prints the CPU microseconds an event of each part: the engine in process; the worker's own
+threads (loop, commit thread, control API); its Kafka client threads, with the share of theirs
+spent in the kernel (receiving the fetched bytes); and the broker meanwhile (its pid from `make
+up`'s pid file), which shares the machine's cores with the worker. Topics are deleted after each
+case.
 
 Then the migration benchmark (`bench.runtime_migration`): per protocol the output gap against
 the run without migration, downtime, duration and state bytes moved, and on q8 with a large
@@ -82,6 +86,7 @@ from bench.runtime_workers import (
     log_of,
     send,
     services,
+    stack_pid,
     start,
     status,
     wait_ready,
@@ -120,6 +125,18 @@ class Rate:
     wall: float
     cpu: float
     kafka_share: float = 0.0  # of the CPU time, the share of the Kafka client's own threads
+    kafka_kernel: float = 0.0  # of the Kafka client threads' CPU time, the share in the kernel
+    broker_cpu: float | None = None  # the broker's CPU seconds per event meanwhile, if known
+
+
+@dataclass(frozen=True)
+class CpuTimes:
+    """CPU seconds (user plus system) of a process: every thread, its Kafka clients' threads
+    (librdkafka's, named `rdk:...`), and the system (kernel) part of theirs."""
+
+    total: float
+    kafka: float
+    kafka_kernel: float
 
 
 def in_process(
@@ -219,10 +236,11 @@ def _worker_rate(
         STREAMSHIFT_DEAD_LETTER_TOPIC=f"{out}.dead",
     )
     process = start(env, "worker")
+    broker = stack_pid("kafka")
     try:
         wait_ready(env, process, 300)
         deadline = time.monotonic() + 300
-        warm: tuple[float, float, int, float] | None = None
+        warm: tuple[float, CpuTimes, int, float | None] | None = None
         seen: dict[str, Any] = {}
         while time.monotonic() < deadline and process.poll() is None:
             try:
@@ -230,9 +248,10 @@ def _worker_rate(
                 count = int(seen["counts"]["events_in"])
             except (OSError, RuntimeError):
                 continue
-            now, (cpu, kafka) = time.monotonic(), cpu_seconds(process.pid)
+            now, cpu = time.monotonic(), cpu_seconds(process.pid)
+            broker_cpu = _process_cpu(broker)
             if warm is None and count >= WARM_UP * total:
-                warm = (now, cpu, count, kafka)
+                warm = (now, cpu, count, broker_cpu)
             if count >= total and warm is not None:
                 if count == warm[2]:
                     raise SystemExit(f"{plan_name} {fmt}: too few events to see a steady rate")
@@ -240,9 +259,18 @@ def _worker_rate(
                 # The Kafka clients' threads fetch ahead of the loop (up to the consumer's
                 # queue, tens of MB), much of it before the warm-up mark: their CPU is taken
                 # over the whole run, the measured events' share of it.
-                fetching = kafka * counted / count
-                spent = max((cpu - kafka) - (warm[1] - warm[3]) + fetching, 1e-9)
-                return Rate(counted / (now - warm[0]), counted / spent, fetching / spent)
+                fetching = cpu.kafka * counted / count
+                own = (cpu.total - cpu.kafka) - (warm[1].total - warm[1].kafka)
+                spent = max(own + fetching, 1e-9)
+                return Rate(
+                    counted / (now - warm[0]),
+                    counted / spent,
+                    fetching / spent,
+                    cpu.kafka_kernel / max(cpu.kafka, 1e-9),
+                    None
+                    if broker_cpu is None or warm[3] is None
+                    else (broker_cpu - warm[3]) / counted,
+                )
             time.sleep(STATUS_EVERY_S)
         raise SystemExit(
             f"{plan_name} {fmt}: the worker did not consume all {total} events "
@@ -256,24 +284,35 @@ def _worker_rate(
         delete_topics(stack, [out, f"{out}.dead"])
 
 
-def cpu_seconds(pid: int) -> tuple[float, float]:
-    """User plus system CPU time of a process (every thread, from /proc) and the part of it
-    spent by its Kafka clients' own threads (librdkafka's, named `rdk:...`)."""
-    total = _cpu_of(Path(f"/proc/{pid}/stat").read_text())
-    kafka = 0.0
+def cpu_seconds(pid: int) -> CpuTimes:
+    """A process's CPU times, from /proc (every thread's, and its Kafka clients' threads')."""
+    user, system = _cpu_of(Path(f"/proc/{pid}/stat").read_text())
+    kafka = kafka_kernel = 0.0
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             text = (task / "stat").read_text()
         except OSError:  # the thread ended meanwhile
             continue
         if text[text.index("(") + 1 : text.rindex(")")].startswith("rdk:"):
-            kafka += _cpu_of(text)
-    return total, kafka
+            thread_user, thread_system = _cpu_of(text)
+            kafka += thread_user + thread_system
+            kafka_kernel += thread_system
+    return CpuTimes(user + system, kafka, kafka_kernel)
 
 
-def _cpu_of(stat: str) -> float:
+def _process_cpu(pid: int | None) -> float | None:
+    """User plus system CPU seconds of a process, None without one (no pid, or it ended)."""
+    try:
+        return None if pid is None else sum(_cpu_of(Path(f"/proc/{pid}/stat").read_text()))
+    except OSError:
+        return None
+
+
+def _cpu_of(stat: str) -> tuple[float, float]:
+    """User and system CPU seconds of a /proc `stat` line."""
     fields = stat.rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def generator(plan: Plan) -> GeneratorConfig:
@@ -382,8 +421,9 @@ def throughput_ratios(
                 f"worker={worker.wall:,.0f}/s ratio={worker.wall / inproc.wall:.2f} "
                 f"(per CPU second: in-process={inproc.cpu:,.0f} worker={worker.cpu:,.0f} "
                 f"ratio={worker.cpu / inproc.cpu:.2f}; the worker's Kafka client threads "
-                f"{worker.kafka_share:.0%} of its CPU, which alone cap the ratio at "
-                f"{_client_cap(inproc, worker):.2f}; per CPU second over the {repeats} runs: "
+                f"{worker.kafka_share:.0%} of its CPU ({worker.kafka_kernel:.0%} of theirs in "
+                f"the kernel), which alone cap the ratio at {_client_cap(inproc, worker):.2f}; "
+                f"{_per_event(inproc, worker)}; per CPU second over the {repeats} runs: "
                 f"in-process {_spread(engine)}, worker {_spread(workers)})",
                 flush=True,
             )
@@ -396,6 +436,20 @@ def _client_cap(inproc: Rate, worker: Rate) -> float:
     per event: receiving and parsing the records, sending the results)."""
     engine_s, client_s = 1 / inproc.cpu, worker.kafka_share / worker.cpu
     return engine_s / (engine_s + client_s)
+
+
+def _per_event(inproc: Rate, worker: Rate) -> str:
+    """CPU microseconds an event: the engine in process, the worker's own threads (its loop,
+    commit thread and control API) and its Kafka client threads, the broker's if known."""
+    own = (1 - worker.kafka_share) / worker.cpu
+    parts = [
+        f"CPU us an event: engine in process {1e6 / inproc.cpu:.2f}",
+        f"worker's own threads {1e6 * own:.2f}",
+        f"its Kafka client threads {1e6 * worker.kafka_share / worker.cpu:.2f}",
+    ]
+    if worker.broker_cpu is not None:
+        parts.append(f"the broker {1e6 * worker.broker_cpu:.2f}")
+    return ", ".join(parts)
 
 
 def _spread(rates: list[Rate]) -> str:

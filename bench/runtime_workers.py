@@ -11,12 +11,12 @@ from typing import Any
 
 from confluent_kafka import Producer
 from streamshift_dev import workers
-from streamshift_dev.workers import Services, services
+from streamshift_dev.workers import Services, services, stack_pid
 
 PARTITIONS = 4
 TOKEN = "bench"
 
-__all__ = ["PARTITIONS", "Services", "services"]
+__all__ = ["PARTITIONS", "Services", "services", "stack_pid"]
 
 
 def send(producer: Producer, topic: str, value: bytes, partition: int) -> None:

@@ -49,6 +49,15 @@ def stack_env() -> dict[str, str]:
     return env
 
 
+def stack_pid(part: str) -> int | None:
+    """The process id of one part of the running stack (`kafka`, `minio`, ...) from the pid
+    file `make up` wrote, or None without one."""
+    try:
+        return int((cache_dir() / "run" / "pids" / f"{part}.pid").read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def services() -> Services:
     """The running stack's endpoints."""
     env = stack_env()
