@@ -94,11 +94,12 @@ def _consumer(services: Services, run_id: str, names: tuple[str, str], **extra: 
     return consumer
 
 
-def _rows(batch: tuple[list[bytes], bytes, bytes, bytes]) -> list[Row]:
+def _rows(batch: tuple[list[_fastconsume.Payload], bytes, bytes, bytes]) -> list[Row]:
+    """(topic index, partition, offset, value copied out) of each record of a consume."""
     values, partitions, offsets, codes = batch
     columns = (np.frombuffer(codes, np.int32), np.frombuffer(partitions, np.int32))
     return [
-        (int(t), int(p), int(o), v)
+        (int(t), int(p), int(o), bytes(memoryview(v)))
         for t, p, o, v in zip(*columns, np.frombuffer(offsets, np.int64), values, strict=True)
     ]
 
@@ -107,7 +108,7 @@ def _read_all(consumer: Consumer, names: tuple[str, ...], count: int) -> list[Ro
     rows: list[Row] = []
     deadline = time.monotonic() + 20
     while len(rows) < count and time.monotonic() < deadline:
-        rows += _rows(_fastconsume.consume(consumer, CLIENT, names, 37, 0.2, True))
+        rows += _rows(_fastconsume.consume(consumer, CLIENT, names, 37, 0.2))
     return rows
 
 
@@ -123,7 +124,7 @@ def test_values_partitions_offsets_and_topics_of_a_batched_consume(
             offsets = [o for t, p, o, _ in rows if (t, p) == (index, partition)]
             assert offsets == list(range(40))
         started = time.monotonic()  # more asked than is queued: what there is, at the timeout
-        assert _fastconsume.consume(consumer, CLIENT, topics, 100_000, 0.3, True)[0] == []
+        assert _fastconsume.consume(consumer, CLIENT, topics, 100_000, 0.3)[0] == []
         assert 0.25 <= time.monotonic() - started < 5
     finally:
         consumer.close()
@@ -137,7 +138,7 @@ def test_a_batch_larger_than_what_is_queued_returns_all_of_it(
         rows: list[Row] = []
         deadline = time.monotonic() + 20
         while len(rows) < 200 and time.monotonic() < deadline:
-            rows += _rows(_fastconsume.consume(consumer, CLIENT, topics, 1_000_000, 0.5, True))
+            rows += _rows(_fastconsume.consume(consumer, CLIENT, topics, 1_000_000, 0.5))
         assert sorted(rows) == sorted(_expected())
     finally:
         consumer.close()
@@ -151,7 +152,7 @@ def test_an_error_record_is_raised_not_dropped(
     try:
         with pytest.raises(KafkaException) as raised:
             for _ in range(100):
-                _fastconsume.consume(consumer, CLIENT, topics, 1000, 0.2, True)
+                _fastconsume.consume(consumer, CLIENT, topics, 1000, 0.2)
         error = raised.value.args[0]
         assert error.code() == KafkaError._PARTITION_EOF
         assert "partition" in error.str() and run_id in error.str()
@@ -162,19 +163,17 @@ def test_an_error_record_is_raised_not_dropped(
 def test_the_handle_is_checked(services: Services, run_id: str, topics: tuple[str, str]) -> None:
     consumer = _consumer(services, run_id, topics)
     with pytest.raises(RuntimeError, match="named fastconsume-test#consumer"):
-        _fastconsume.consume(consumer, "another-client", topics, 10, 0.1, True)
+        _fastconsume.consume(consumer, "another-client", topics, 10, 0.1)
     with pytest.raises(ValueError, match="not one of the topics given"):
         _read_all(consumer, (topics[0],), 200)
     with pytest.raises(TypeError):
-        _fastconsume.consume(
-            Producer({"bootstrap.servers": services.kafka}), CLIENT, topics, 1, 0, True
-        )  # type: ignore[call-overload]
+        _fastconsume.consume(Producer({"bootstrap.servers": services.kafka}), CLIENT, topics, 1, 0)  # type: ignore[call-overload]
     consumer.close()
     with pytest.raises(RuntimeError, match="closed"):
-        _fastconsume.consume(consumer, CLIENT, topics, 10, 0.1, True)
+        _fastconsume.consume(consumer, CLIENT, topics, 10, 0.1)
 
 
-def test_values_without_a_copy_hold_their_records_until_released(
+def test_payloads_hold_their_records_until_released(
     services: Services, run_id: str, topics: tuple[str, str]
 ) -> None:
     """Payloads are the records themselves: read in place (by Arrow too), freed with the last
@@ -187,10 +186,10 @@ def test_values_without_a_copy_hold_their_records_until_released(
         deadline = time.monotonic() + 20
         while len(rows) < 200 and time.monotonic() < deadline:
             values, partitions, offsets, codes = _fastconsume.consume(
-                consumer, CLIENT, topics, 50, 0.2, False
+                consumer, CLIENT, topics, 50, 0.2
             )
             held += values
-            rows += _rows(([bytes(memoryview(v)) for v in values], partitions, offsets, codes))
+            rows += _rows((values, partitions, offsets, codes))
             del values
         assert set(rows) == _expected()
         assert _fastconsume.payloads_alive() == alive + 200
@@ -216,7 +215,7 @@ def test_a_consumer_dropped_while_payloads_live_waits_for_them(
     held: list[_fastconsume.Payload] = []
     deadline = time.monotonic() + 20
     while not held and time.monotonic() < deadline:
-        held = _fastconsume.consume(consumer, CLIENT, topics, 10, 0.2, False)[0]
+        held = _fastconsume.consume(consumer, CLIENT, topics, 10, 0.2)[0]
     assert held
     del consumer
     first = bytes(memoryview(held[0]))

@@ -23,11 +23,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 from operator import attrgetter
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 INT64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
 _TYPES: dict[str, Any] = {"int": INT64, "float": float, "str": str}
@@ -51,7 +54,7 @@ def _decoder(fields: tuple[tuple[str, str], ...]) -> msgspec.json.Decoder[Any]:
 
 
 def decode_columns(
-    records: Sequence[bytes],
+    records: Sequence[Buffer],
     fields: tuple[tuple[str, str], ...],
     read: tuple[tuple[str, str], ...],
 ) -> dict[str, npt.NDArray[Any]]:

@@ -29,7 +29,7 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +40,9 @@ import pyarrow.compute as pc
 from streamshift_engine.events import event_json, result_json, typed_json
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 FieldKind = Literal["int", "float", "str"]
 _META_COLUMNS = ("__ts", "__partition", "__offset")
@@ -115,12 +118,14 @@ def encode_json(batch: Batch) -> list[bytes]:
 
 def decode_json(
     source: str,
-    records: Sequence[bytes],
+    records: Sequence[Buffer],
     partitions: Sequence[int] | npt.NDArray[np.integer[Any]],
     offsets: Sequence[int] | npt.NDArray[np.integer[Any]],
     schema: Schema,
 ) -> tuple[Batch, list[DeadLetter]]:
-    """Decode JSON records of one source; malformed ones come back as dead letters."""
+    """Decode JSON records of one source; malformed ones come back as dead letters. Records
+    are bytes or any read-only buffer (a Kafka record where the consumer holds it): the typed
+    path reads them in place; orjson, on the slower paths, reads copies of them as bytes."""
     partition = np.asarray(partitions, dtype=np.int32)
     offset = np.asarray(offsets, dtype=np.int64)
     if not len(partition) == len(offset) == len(records):
@@ -129,17 +134,17 @@ def decode_json(
         with _collector_paused():
             columns = _typed_or_parsed(records, schema)
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, OverflowError):
-        return _decode_checked(source, records, partition, offset, schema)
+        return _decode_checked(source, list(map(bytes, records)), partition, offset, schema)
     batch = Batch(source, columns[schema.time_field], partition, offset, columns)
     return batch, []
 
 
-def _typed_or_parsed(records: Sequence[bytes], schema: Schema) -> dict[str, npt.NDArray[Any]]:
+def _typed_or_parsed(records: Sequence[Buffer], schema: Schema) -> dict[str, npt.NDArray[Any]]:
     """Columns by the typed path, else by parsing every record; raises if a record is malformed."""
     try:
         return typed_json.decode_columns(records, schema.fields + schema.unread, schema.fields)
     except typed_json.Errors:
-        return _columns(list(map(orjson.loads, records)), schema)
+        return _columns(list(map(orjson.loads, map(bytes, records))), schema)
 
 
 def _columns(objects: list[Any], schema: Schema) -> dict[str, npt.NDArray[Any]]:

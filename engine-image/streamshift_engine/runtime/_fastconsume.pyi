@@ -15,9 +15,8 @@ def consume(
     topics: tuple[str, ...],
     max_messages: int,
     timeout: float,
-    copy: bool,
-) -> tuple[list[bytes] | list[Payload], bytes, bytes, bytes]:
-    """Values (bytes if `copy`, else Payloads), packed int32 partitions, int64 offsets and int32
+) -> tuple[list[Payload], bytes, bytes, bytes]:
+    """Values (Payloads holding the records), packed int32 partitions, int64 offsets and int32
     topic indices of up to `max_messages` records read within `timeout` seconds."""
 
 def wake(consumer: Consumer, client_id: str) -> None:
