@@ -269,7 +269,8 @@ static int topic_index(const rd_kafka_topic_t *rkt, const char **names, int coun
         return -1;
 }
 
-/* The packed columns of n messages, each destroyed; NULL with an exception set. */
+/* The packed columns of n messages, each handed to its Payload; NULL with an exception set
+ * (every message not yet handed over destroyed). */
 static PyObject *columns(rd_kafka_message_t **messages, Py_ssize_t n, PyObject *topics,
                          PyObject *consumer) {
         int count = (int)PyTuple_GET_SIZE(topics);
