@@ -240,7 +240,7 @@ def _worker_rate(
     try:
         wait_ready(env, process, 300)
         deadline = time.monotonic() + 300
-        warm: tuple[float, CpuTimes, int, float | None] | None = None
+        warm: Sample | None = None
         seen: dict[str, Any] = {}
         while time.monotonic() < deadline and process.poll() is None:
             try:
@@ -248,29 +248,13 @@ def _worker_rate(
                 count = int(seen["counts"]["events_in"])
             except (OSError, RuntimeError):
                 continue
-            now, cpu = time.monotonic(), cpu_seconds(process.pid)
-            broker_cpu = _process_cpu(broker)
+            sample = Sample(time.monotonic(), count, cpu_seconds(process.pid), _process_cpu(broker))
             if warm is None and count >= WARM_UP * total:
-                warm = (now, cpu, count, broker_cpu)
+                warm = sample
             if count >= total and warm is not None:
-                if count == warm[2]:
+                if count == warm.count:
                     raise SystemExit(f"{plan_name} {fmt}: too few events to see a steady rate")
-                counted = count - warm[2]
-                # The Kafka clients' threads fetch ahead of the loop (up to the consumer's
-                # queue, tens of MB), much of it before the warm-up mark: their CPU is taken
-                # over the whole run, the measured events' share of it.
-                fetching = cpu.kafka * counted / count
-                own = (cpu.total - cpu.kafka) - (warm[1].total - warm[1].kafka)
-                spent = max(own + fetching, 1e-9)
-                return Rate(
-                    counted / (now - warm[0]),
-                    counted / spent,
-                    fetching / spent,
-                    cpu.kafka_kernel / max(cpu.kafka, 1e-9),
-                    None
-                    if broker_cpu is None or warm[3] is None
-                    else (broker_cpu - warm[3]) / counted,
-                )
+                return _rate(warm, sample)
             time.sleep(STATUS_EVERY_S)
         raise SystemExit(
             f"{plan_name} {fmt}: the worker did not consume all {total} events "
@@ -282,6 +266,38 @@ def _worker_rate(
             os.kill(process.pid, signal.SIGKILL)
             process.wait(10)
         delete_topics(stack, [out, f"{out}.dead"])
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One status poll of a worker run: when, the events it had read, its CPU times, and the
+    broker's CPU seconds (None when unknown)."""
+
+    at: float
+    count: int
+    cpu: CpuTimes
+    broker_cpu: float | None
+
+
+def _rate(warm: Sample, end: Sample) -> Rate:
+    """The worker's rate over the events read between the warm-up mark and the end."""
+    counted = end.count - warm.count
+    # The Kafka clients' threads fetch ahead of the loop (up to the consumer's queue, tens of
+    # MB), much of it before the warm-up mark: their CPU is taken over the whole run, the
+    # measured events' share of it.
+    fetching = end.cpu.kafka * counted / end.count
+    own = (end.cpu.total - end.cpu.kafka) - (warm.cpu.total - warm.cpu.kafka)
+    spent = max(own + fetching, 1e-9)
+    broker = None
+    if end.broker_cpu is not None and warm.broker_cpu is not None:
+        broker = (end.broker_cpu - warm.broker_cpu) / counted
+    return Rate(
+        counted / (end.at - warm.at),
+        counted / spent,
+        fetching / spent,
+        end.cpu.kafka_kernel / max(end.cpu.kafka, 1e-9),
+        broker,
+    )
 
 
 def cpu_seconds(pid: int) -> CpuTimes:
