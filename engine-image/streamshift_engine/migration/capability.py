@@ -9,7 +9,8 @@ operators with their ids, types and parameters, output), never by name.
   event times (seed 000 3.1, equation (1)) or a global `ROWS` window (equation (2)), and state
   that expires (`handoff`).
 - `parallel-track` runs the new plan beside the old one until the old holds no old tuple (seed
-  001 4.2); it fits the plans `marking.refusal` accepts, on both sides.
+  001 4.2); it fits the plans `marking.refusal` accepts, on both sides, and a new plan that reads
+  no further back before the split than the origin's split offsets reach (`marking.readback`).
 - `moving-state` shares or moves every matched state and recomputes the rest (seed 001 4.1);
   `plan_change.refusal` says which changes it can carry.
 - `state-transfer` and `savepoint-restart` restore the origin's snapshot into the target, by
@@ -53,6 +54,11 @@ def _why(protocol: str, plan: Plan, new_plan: Plan) -> str | None:
         return f"{reason}: use state-transfer, moving-state or auto" if reason else None
     if protocol == "parallel-track":
         reason = marking.refusal(plan) or marking.refusal(new_plan)
+        if reason is None and marking.readback(new_plan) > marking.readback(plan):
+            reason = (
+                f"the target plan reads {marking.readback(new_plan)} ms of input before the "
+                f"split, the origin plan's split offsets only {marking.readback(plan)} ms"
+            )
         return f"{reason}: use moving-state, state-transfer or auto" if reason else None
     if protocol == "moving-state" and not same_computation(plan, new_plan):
         reason = plan_change.refusal(plan, new_plan)
