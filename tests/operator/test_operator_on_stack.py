@@ -183,7 +183,7 @@ def test_invalid_resources_are_refused_or_reported_and_the_operator_keeps_runnin
         wait_for("q5 Running", lambda: ready(cluster, namespace, "q5"), 60)
         new_plan = {"plan": {"builtin": "nexmark-q7"}}
         cluster.create(MIG, namespace, migration("m-ms", "q5", "moving-state", new_plan))
-        assert "cannot carry the plan's states" in reported(
+        assert "has no match and cannot be recomputed" in reported(
             cluster, MIG, namespace, "m-ms", "Failed"
         )
         cluster.create(MIG, namespace, migration("m-wide", "q5", "auto", {"parallelism": 2}))

@@ -89,6 +89,18 @@ class Case:
             self.slice_ms, start, self.seed, self.max_delay,
         )  # fmt: skip
 
+    def chained(
+        self, protocols: list[type[Protocol]], start_step: int = 2, gap_steps: int = 1
+    ) -> tuple[Outcome, list[Protocol]]:
+        """The run with the whole group migrated by each protocol in turn (`chain`), the first
+        from `start_step` on, early enough for the later ones to run before the input ends."""
+        from streamshift_engine.migration.chain import run_chain
+
+        return run_chain(
+            protocols, self.plan, self.inputs, self.partitions, self.instance, self.slice_ms,
+            start_step, gap_steps, self.seed, self.max_delay,
+        )  # fmt: skip
+
 
 def make_case(family: str, seed: int) -> Case:
     """The case `seed` of `family` (one of `FAMILIES`)."""
