@@ -1,6 +1,8 @@
 """Every protocol, on the real engine over random plans, inputs, start points and delays, gives
-the result set of the run without migration (ids and values, per-key order), or refuses the
-plan up front with a reason that `auto` respects."""
+the result set and the dead letters of the run without migration (ids and values, per-key
+order; each dead letter once, with its reason), or refuses the plan up front with a reason that
+`auto` respects. With out-of-order and late input too: where a protocol still loses exactness
+on it, its known failing cases are strict xfails, so the fix flips them."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from streamshift_engine.migration.auto import choose
 from streamshift_engine.migration.cases import FAMILIES, Case, make_case
 from streamshift_engine.migration.parallel_track import ParallelTrack
 from streamshift_engine.migration.protocol import Protocol
-from streamshift_engine.migration.run import compare
+from streamshift_engine.migration.run import compare_outcomes
 from streamshift_engine.migration.state_moving import MovingState, SavepointRestart, StateTransfer
 from streamshift_engine.migration.unimico import UniMiCo
 
@@ -24,12 +26,54 @@ PROTOCOLS: list[type[Protocol]] = [
 ]
 
 
+EXACT_WITH_DISORDER = [MovingState, StateTransfer, SavepointRestart]
+DISORDER_FAILURES = [
+    pytest.param(
+        UniMiCo,
+        "q1",
+        11,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="the origin and the target both dead-letter late record T/0/14 (read by both)",
+        ),
+    ),
+    pytest.param(
+        UniMiCo,
+        "nexmark-q5",
+        26,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="window [500, 1000) of auction 1000 emitted twice; late bid/0/21 dead-lettered "
+            "twice",
+        ),
+    ),
+    pytest.param(
+        ParallelTrack,
+        "q1",
+        11,
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="the target dead-letters again late records S/1/2 and T/1/7 its origin did",
+        ),
+    ),
+    pytest.param(
+        ParallelTrack,
+        "random-join",
+        8,
+        marks=pytest.mark.xfail(
+            strict=True, reason="the target dead-letters again late record S/1/15 its origin did"
+        ),
+    ),
+]
+
+
 def run_case(protocol: type[Protocol], case: Case) -> tuple[list[str], set[str]]:
-    """The differences from the run without migration, and which groups emitted results."""
+    """The differences from the run without migration (results and dead letters), and which
+    groups emitted results."""
     reference = case.without_migration()
     outcome = case.migrated_by(protocol)
     assert reference.emitted, f"{case.family}/{case.seed} produces no result to compare"
-    return compare(reference.emitted, outcome.emitted), {e.owner for e in outcome.emitted}
+    return compare_outcomes(reference, outcome), {e.owner for e in outcome.emitted}
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda p: p.name)
@@ -38,7 +82,35 @@ def run_case(protocol: type[Protocol], case: Case) -> tuple[list[str], set[str]]
 def test_with_migration_equals_without_or_refuses(
     protocol: type[Protocol], family: str, seed: int
 ) -> None:
-    case = make_case(family, seed)
+    _exact_or_refused(protocol, make_case(family, seed, disordered=False))
+
+
+@pytest.mark.parametrize("protocol", EXACT_WITH_DISORDER, ids=lambda p: p.name)
+@settings(max_examples=8, deadline=None)
+@given(family=st.sampled_from(FAMILIES), seed=st.integers(0, 10**6))
+def test_with_disordered_input_migration_equals_without_or_refuses(
+    protocol: type[Protocol], family: str, seed: int
+) -> None:
+    _exact_or_refused(protocol, make_case(family, seed, disordered=True))
+
+
+@pytest.mark.parametrize(("protocol", "family", "seed"), DISORDER_FAILURES)
+def test_disordered_cases_a_protocol_still_gets_wrong(
+    protocol: type[Protocol], family: str, seed: int
+) -> None:
+    case = make_case(family, seed, disordered=None)
+    assert case.disordered
+    assert run_case(protocol, case)[0] == []
+
+
+def test_disordered_cases_dead_letter_late_records() -> None:
+    for family, seed in (("q1", 11), ("nexmark-q5", 26)):
+        case = make_case(family, seed, disordered=True)
+        letters = case.without_migration().dead_letters
+        assert letters and set(reason for *_, reason in letters) == {"late"}
+
+
+def _exact_or_refused(protocol: type[Protocol], case: Case) -> None:
     reason = protocol.refusal(case.plan, case.plan)
     if reason is not None:
         assert reason.startswith(f"{protocol.name} refuses {case.plan.name}: ")
@@ -82,11 +154,13 @@ def test_unimico_refuses_a_keyed_rows_window_with_the_reason() -> None:
 
 @pytest.mark.parametrize(("family", "seed"), [("q2", 1), ("q2", 3), ("q3", 1), ("q3", 4)])
 def test_unimico_hands_off_a_rows_controlling_window_exactly(family: str, seed: int) -> None:
-    assert run_case(UniMiCo, make_case(family, seed)) == ([], {"origin", "target"})
+    case = make_case(family, seed, disordered=False)
+    assert run_case(UniMiCo, case) == ([], {"origin", "target"})
 
 
 @pytest.mark.parametrize(
     ("family", "seed"), [("q1", 1), ("q1", 3), ("nexmark-q8", 0), ("nexmark-q8", 4)]
 )
 def test_unimico_splits_joins_at_the_activation_exactly(family: str, seed: int) -> None:
-    assert run_case(UniMiCo, make_case(family, seed)) == ([], {"origin", "target"})
+    case = make_case(family, seed, disordered=False)
+    assert run_case(UniMiCo, case) == ([], {"origin", "target"})

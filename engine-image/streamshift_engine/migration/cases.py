@@ -8,8 +8,9 @@ a time aggregate feeding a top-k that ranks its windows or opens its own on the 
 Inputs are small so that hundreds of cases run in minutes; a `Case` is a pure function of its
 family and seed.
 
-Half of the cases (drawn per case from its own stream, so the rest of a case is the same either
-way) are disordered, as Kafka partitions are: the plan's inputs get a bounded out-of-orderness
+Drawn (`make_case(..., disordered=None)`, as the property checks do), half of the cases (per
+case from its own stream, so the rest of a case is the same either way) are disordered, as Kafka
+partitions are: the plan's inputs get a bounded out-of-orderness
 (`WatermarkSpec.out_of_orderness`), records arrive up to that bound after their event time, and
 a few arrive later than the bound (late: dead letters, the same with and without migration).
 Seed-schema inputs draw each record's delay; Nexmark inputs use the generator's out-of-order
@@ -109,13 +110,14 @@ class Case:
         )  # fmt: skip
 
 
-def make_case(family: str, seed: int, disordered: bool | None = None) -> Case:
-    """The case `seed` of `family` (one of `FAMILIES`); `disordered` forces out-of-order input
-    on or off (by default the case draws it, `DISORDERED_SHARE` of the time)."""
+def make_case(family: str, seed: int, disordered: bool | None = False) -> Case:
+    """The case `seed` of `family` (one of `FAMILIES`): in order by default, out of order with
+    `disordered`, or, with None, as the case draws it (`DISORDERED_SHARE` of the time; what the
+    property checks use)."""
     chooser = random.Random(f"{family}/{seed}")
     shaker = random.Random(f"{family}/{seed}/disorder")
-    if disordered is None:
-        disordered = shaker.random() < DISORDERED_SHARE
+    drawn = shaker.random() < DISORDERED_SHARE  # drawn always: a forced case is the drawn one
+    disordered = drawn if disordered is None else disordered
     if family.startswith("nexmark-"):
         plan = nexmark_plan(family, NEXMARK_WINDOW_MS)
         count = chooser.randint(200, 400)

@@ -62,9 +62,7 @@ def kind_frame(
                 arrays += [pa.array(kind_indices), pa.array(batch.partition)]
                 labels = [*names, "index", "partition"]
                 if not config.in_order:
-                    arrays.append(
-                        pa.array(_arrival_key(seed, kind_indices, start_index, end, config))
-                    )
+                    arrays.append(pa.array(_arrival_key(seed, kind_indices, config)))
                     labels.append("arrival")
                 yield pa.RecordBatch.from_arrays(arrays, names=labels)
 
@@ -77,13 +75,10 @@ def kind_frame(
     return add_offsets(frame)
 
 
-def _arrival_key(
-    seed: int, indices: np.ndarray[Any, Any], start: int, end: int, config: GeneratorConfig
-) -> Any:
-    """Per event, `2 * slot + late` with the slot clamped into the range (as
-    `generator.generate_arriving`): with the index, the range's arrival order."""
+def _arrival_key(seed: int, indices: np.ndarray[Any, Any], config: GeneratorConfig) -> Any:
+    """Per event, `2 * slot + late`: with the index, the generator's arrival order."""
     slot, late = arrival.slots(seed, indices, config)
-    return np.clip(slot, start, end - 1) * 2 + late
+    return slot * 2 + late
 
 
 def _is_kind(within: np.ndarray[Any, Any], kind: str, config: GeneratorConfig) -> Any:
