@@ -11,9 +11,12 @@ from collections import Counter
 from typing import Any
 from unittest.mock import patch
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streamshift_engine.plan import Plan, parse_plan
+from streamshift_engine.plan import Plan, PlanError, parse_plan
+from streamshift_engine.plan.model import WatermarkSpec
+from streamshift_engine.plan.parse import plan_document
 from streamshift_engine.runner import Instance
 
 from engine import harness, references
@@ -221,3 +224,31 @@ def test_without_a_strategy_a_plan_keeps_the_strict_default() -> None:
     records = [Record("S", 0, o, t, {"k": 0, "v": 1}) for o, t in enumerate(ts)]
     instance.feed("S", 0, to_batch("S", records, ["k", "v"]))
     assert [(d.offset, d.reason) for d in instance.dead_letters] == [(2, "late")]
+
+
+def test_a_strategy_round_trips_through_the_plan_document() -> None:
+    watermark = {"out_of_orderness": 2000, "allowed_lateness": 500, "max_future": 60_000}
+    plan = disorder_plan({"kind": "time", "size": 1000, "slide": 1000}, [], watermark)
+    assert plan.inputs[0].watermark == WatermarkSpec(2000, 500, None, 60_000)
+    assert plan.inputs[0].watermark.delay == 2500
+    document = plan_document(plan)
+    assert document["inputs"][0]["watermark"] == watermark
+    assert parse_plan(document) == plan
+    strict = disorder_plan({"kind": "time", "size": 1000, "slide": 1000}, [], {})
+    assert "watermark" not in plan_document(strict)["inputs"][0]
+
+
+@pytest.mark.parametrize(
+    ("watermark", "field"),
+    [
+        ({"out_of_orderness": -1}, "watermark.out_of_orderness"),
+        ({"allowed_lateness": 1.5}, "watermark.allowed_lateness"),
+        ({"idle_timeout": 0}, "watermark.idle_timeout"),
+        ({"max_future": 1000, "out_of_orderness": 1000}, "watermark.max_future"),
+        ({"bound": 3}, "watermark.bound"),
+    ],
+)
+def test_a_bad_strategy_is_refused_naming_the_field(watermark: dict[str, Any], field: str) -> None:
+    with pytest.raises(PlanError) as error:
+        disorder_plan({"kind": "time", "size": 1000, "slide": 1000}, [], watermark)
+    assert error.value.field == field and error.value.node == "S"
