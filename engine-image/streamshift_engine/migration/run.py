@@ -6,9 +6,10 @@ reorders messages by up to `max_delay` ticks. `compare` checks exactness (the sa
 the same values, no duplicates, and per key the same order of windows); `compare_outcomes` also
 checks that the migration dead-lettered exactly the records the run without migration did (each
 once, with the same reason: out-of-order input must cost a migration nothing either way). An
-outcome's dead letters are those of every engine instance the run created (through its factory,
-so also instances a protocol builds and drops). `Cost` holds the figures ARCHITECTURE.md asks of
-every migration.
+outcome's dead letters are those its groups collected (`Group.dead`, where a group takes them
+from its instance) and those still held by any engine instance the run created (through its
+factory, so also instances a protocol builds and drops). `Cost` holds the figures
+ARCHITECTURE.md asks of every migration.
 """
 
 from __future__ import annotations
@@ -69,11 +70,12 @@ class _Recording:
         self.made.append(instance)
         return instance
 
-    def dead_letters(self) -> Counter[Letter]:
+    def dead_letters(self, groups: list[Group]) -> Counter[Letter]:
+        """The dead letters `groups` collected and those the instances still hold."""
+        held = [getattr(instance, "dead_letters", []) for instance in self.made]
+        collected = [getattr(group, "dead", []) for group in groups]
         return Counter(
-            (d.source, d.partition, d.offset, d.reason)
-            for instance in self.made
-            for d in getattr(instance, "dead_letters", [])
+            (d.source, d.partition, d.offset, d.reason) for part in held + collected for d in part
         )
 
 
@@ -112,7 +114,7 @@ def run_reference(
     while not cluster.drained():
         cluster.step()
     cluster.finish()
-    return Outcome(cluster.sink, group.fed, dead_letters=recording.dead_letters())
+    return Outcome(cluster.sink, group.fed, dead_letters=recording.dead_letters([group]))
 
 
 def run_migration(
@@ -149,7 +151,7 @@ def run_migration(
     fed = origin.fed + (protocol.target.fed if protocol.target else 0)
     groups = [origin, *([protocol.target] if protocol.target else [])]
     cost = _cost(protocol, cluster, held, fed, groups)
-    return Outcome(cluster.sink, fed, cost, recording.dead_letters())
+    return Outcome(cluster.sink, fed, cost, recording.dead_letters(groups))
 
 
 def _cost(protocol: Protocol, cluster: Cluster, held: int, fed: int, groups: list[Group]) -> Cost:
