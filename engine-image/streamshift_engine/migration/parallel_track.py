@@ -24,20 +24,10 @@ from streamshift_engine.migration import marking, monitor
 from streamshift_engine.migration.cluster import Cluster
 from streamshift_engine.migration.protocol import DONE, Protocol
 from streamshift_engine.migration.tuple_gate import TupleGate
-from streamshift_engine.plan.model import Plan
 
 
 class ParallelTrack(Protocol):
     name = "parallel-track"
-
-    @classmethod
-    def changes_plans(cls) -> bool:
-        return True
-
-    @classmethod
-    def refusal(cls, plan: Plan, new_plan: Plan) -> str | None:
-        reason = marking.refusal(plan) or marking.refusal(new_plan)
-        return f"parallel-track refuses {plan.name}: {reason}" if reason else None
 
     def begin(self, cluster: Cluster) -> None:
         self.enter(cluster, "starting")

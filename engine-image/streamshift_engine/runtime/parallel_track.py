@@ -1,88 +1,202 @@
-"""Parallel track (seed 001) between worker processes, with the old/new split of
-`migration.marking` and the old-box check of `migration.monitor`.
+"""Parallel track (seed 001) between worker processes: its roles, with the old/new split of
+`migration.marking`, the old-box check of `migration.monitor` and the `TupleGate` of a new
+plan's `ROWS` window (as the in-process `ParallelTrack` has it).
 
-1. Origin `split`: the tuples it has released into its plan (event time before its watermark
-   `A`) are old. From then on it emits, for the moving partitions, only results that combine an
-   old tuple (`min_ts < A`), and it reports `A` with the positions from which the target must
-   read: the start of the fetched batch holding the first tuple at or after `A - readback(plan)`
-   (windows straddling `A` must be seen whole to be recognised as old; `Worker.starts` indexes
-   where each fetched batch began).
-2. Target `begin` (protocol `parallel-track`, with `split` and `offsets`): it reads the moving
-   partitions from those positions with empty state, drops input before `A - readback`, emits
-   only results of new tuples alone (`min_ts >= A`) and holds them.
-3. The origin releases (committing) the moving partitions once its plan holds no old tuple
+1. Origin `split` (`TrackOrigin`): the tuples it has released into its plan (event time before
+   its watermark `A`) are old. From then on it emits, for the moving partitions, only results
+   that combine an old tuple (`min_ts < A`), and it reports `A` with the positions from which
+   the target must read: the start of the fetched batch holding the first tuple at or after
+   `A - readback(plan)` (windows straddling `A` must be seen whole to be recognised as old;
+   `Worker.starts` indexes where each fetched batch began), and whether its `ROWS` window has
+   counted a tuple.
+2. Target `begin` (`TrackTarget`, with `split`, `offsets` and `rows_counted`): it reads the
+   moving partitions from those positions with empty state, drops input before `A - readback`,
+   emits only results of new tuples alone (`min_ts >= A`; a `ROWS` window counts from `A` and
+   suppresses its first `n - 1` windows when the old one had counted tuples, 4.2.1) and holds
+   them and its dead letters.
+3. The origin hands over (committing) once its plan holds no old tuple
    (`monitor.old_box_finished`); then `release-output` on the target makes its held results
-   visible after the origin's last one.
+   visible after the origin's last one, with the dead letters of records the origin never read.
 
 The seed holds the new box's results until the old box is gone, to keep the output in timestamp
-order (4.2.3). That old box lives until the origin's watermark passes the last window holding an
-old tuple, about one window after `A`, while the target's first results are due a slide after
-`A`: on a sliding window the output would pause for nearly a window. So, while it holds,
+order (4.2.3). That old box lives until the origin's watermark passes the last window holding
+an old tuple, about one window after `A`, while the target's first results are due a slide
+after `A`: on a sliding window the output would pause for nearly a window. So, while it holds,
 `release-until` with the origin's watermark `W` makes the held results that are due by `W`
 visible at once, and those the target computes later that are due by `W` go out with its next
 output: the origin has emitted every result of a window ending by `W`, so the output stays in
-window order (by the origin's commit interval at most, none when `W` is the watermark its last
-commit carried: `track_follow`), and no result moves between sides.
+window order, and no result moves between sides.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
-from streamshift_engine.migration import marking, monitor
-from streamshift_engine.runtime.output_split import keep_own_side, release_held
-from streamshift_engine.runtime.source import Position
+from streamshift_engine.events.wire import DeadLetter
+from streamshift_engine.migration import capability, marking, monitor
+from streamshift_engine.migration.port import InstancePort, Position, positions_of
+from streamshift_engine.migration.role import (
+    Role,
+    RoleAction,
+    is_moving,
+    late_letters,
+    parse_positions,
+    partitions_of,
+    position_key,
+    read_by_target_only,
+    role_of,
+)
+from streamshift_engine.migration.split import keep_own_side
+from streamshift_engine.migration.tuple_gate import TupleGate
+from streamshift_engine.runtime.port import WorkerPort
 
-if TYPE_CHECKING:
-    from streamshift_engine.runtime.loop import Worker
 
+class TrackOrigin(Role):
+    protocol = "parallel-track"
+    side = "origin"
 
-@dataclass
-class Track:
-    """One parallel-track migration as seen by one worker (origin or target)."""
+    def __init__(self, migration: str, partitions: frozenset[int], port: WorkerPort) -> None:
+        super().__init__(migration, partitions)
+        plan = port.plan
+        if refusal := capability.refusal(self.protocol, plan):
+            raise ValueError(refusal)
+        split = port.watermark()
+        if split is None:
+            raise ValueError("the origin has no watermark yet: nothing is old, nothing to split")
+        self.split = split
+        floor = split - marking.readback(plan)
+        starts = port.worker.starts
+        self.offsets = {
+            position_key(p): start_offset(starts.get(p, []), floor)
+            for p in positions_of(plan, partitions)
+        }
+        window = marking.rows_window(plan)
+        self.rows_counted = window is not None and any(
+            op.id == window and op.partitions() for op in port.pipeline.operators
+        )
+        self.handed_over_at: dict[Position, int] = {}
 
-    migration: str
-    role: str
-    partitions: frozenset[int]
-    split: int
-    holding: bool = False
-    held: list[ResultBatch] = field(default_factory=list)
-    done: bool = False
-    until: int | None = None  # the origin's watermark last given to `release_until`
+    def on_output(self, port: InstancePort, results: list[ResultBatch]) -> list[ResultBatch]:
+        if self.done:
+            return results
+        split = self.split
+        return keep_own_side(results, self.partitions, lambda b: b.min_ts < split, "origin")
+
+    def after_output(self, port: InstancePort) -> None:
+        if not self.done and monitor.old_box_finished(port, self.split):
+            read = port.positions_read()
+            self.handed_over_at = {
+                p: read[p] for p in positions_of(port.plan, self.partitions) if p in read
+            }
+            port.hand_over(self.partitions)
+            self.done = True
+
+    def prompt_commits(self) -> bool:
+        return not self.done
+
+    def phase(self) -> str:
+        return "released" if self.done else "parallel-track"
 
     def report(self) -> dict[str, Any]:
         return {
-            "migration": self.migration,
-            "role": self.role,
+            **super().report(),
             "split": self.split,
-            "held": sum(len(r) for r in self.held),
-            "done": self.done,
+            "offsets": self.offsets,
+            "rows_counted": self.rows_counted,
+            "handed_over_at": {position_key(p): o for p, o in self.handed_over_at.items()},
         }
 
 
-def split_origin(worker: Worker, migration: str, partitions: Collection[int]) -> dict[str, Any]:
-    plan = worker.config.plan
-    refusal = marking.refusal(plan)
-    if refusal:
-        raise ValueError(f"parallel-track cannot move this plan: {refusal}")
-    split = worker.instance.watermark()
-    if split is None:
-        raise ValueError("the origin has no watermark yet: nothing is old, nothing to split")
-    floor = split - marking.readback(plan)
-    offsets = {}
-    for name in [spec.name for spec in plan.inputs]:
-        for p in sorted(partitions):
-            offsets[f"{name}:{p}"] = start_offset(worker.starts.get((name, p), []), floor)
-    worker.track = Track(migration, "origin", frozenset(partitions), split)
-    worker.phase = "parallel-track"
-    return {**worker.track.report(), "offsets": offsets}
+class TrackTarget(Role):
+    protocol = "parallel-track"
+    side = "target"
+
+    def __init__(
+        self, migration: str, partitions: frozenset[int], port: InstancePort, body: dict[str, Any]
+    ) -> None:
+        super().__init__(migration, partitions)
+        if port.owned():
+            raise ValueError("a parallel-track target must hold no partitions yet")
+        positions = parse_positions(dict(body["offsets"]))
+        if set(positions) != set(positions_of(port.plan, partitions)):
+            raise ValueError("'offsets' must name every input of every moving partition")
+        self.split = int(body["split"])
+        self.floor = self.split - marking.readback(port.plan)
+        window = marking.rows_window(port.plan)
+        if window is not None:
+            gate = TupleGate.install(port.pipeline, window)
+            gate.open(self.split, 0, history_complete=not bool(body.get("rows_counted", True)))
+        self.held: list[ResultBatch] = []
+        self.held_letters: list[DeadLetter] = []
+        self.handed_over_at: dict[Position, int] = {}
+        self.until: int | None = None  # the origin's watermark last given to `release_until`
+        port.read_from(positions)
+
+    def on_input(self, port: InstancePort, batches: dict[Position, Batch]) -> dict[Position, Batch]:
+        kept = {}
+        for position, batch in batches.items():
+            if is_moving(self.partitions, position) and len(batch):
+                early = batch.ts < self.floor  # no window holding it reaches `A`
+                if early.any():
+                    self.held_letters += late_letters(batch.take(early))
+                    batch = batch.take(~early)
+            kept[position] = batch
+        return kept
+
+    def on_output(self, port: InstancePort, results: list[ResultBatch]) -> list[ResultBatch]:
+        split = self.split
+        kept = keep_own_side(results, self.partitions, lambda b: b.min_ts < split, "target")
+        if self.done:
+            return kept
+        if self.until is None:
+            self.held += kept
+            return []
+        kept, later = due_by(kept, self.until)  # due already: out with this step's output
+        self.held += later
+        return kept
+
+    def on_dead_letters(self, port: InstancePort, letters: list[DeadLetter]) -> list[DeadLetter]:
+        letters, self.held_letters = self.held_letters + letters, []
+        if self.done:
+            return read_by_target_only(letters, self.partitions, self.handed_over_at)
+        self.held_letters = [x for x in letters if x.partition in self.partitions]
+        return [x for x in letters if x.partition not in self.partitions]
+
+    def release_until(self, port: InstancePort, until: int) -> dict[str, Any]:
+        """Emit and commit the held results due by the origin's watermark `until`."""
+        if not self.done:
+            self.until = max(until, self.until if self.until is not None else until)
+            now, self.held = due_by(self.held, self.until)
+            if now:
+                port.emit(now)
+        return self.report()
+
+    def release_output(
+        self, port: InstancePort, handed_over_at: dict[Position, int]
+    ) -> dict[str, Any]:
+        """The origin handed over at these offsets: write what was held (once)."""
+        if not self.done:
+            self.done = True
+            self.handed_over_at = dict(handed_over_at)
+            letters, self.held_letters = self.held_letters, []
+            held, self.held = self.held, []
+            port.send_dead_letters(read_by_target_only(letters, self.partitions, handed_over_at))
+            port.emit(held)
+        return self.report()
+
+    def taking_over(self) -> frozenset[int]:
+        return frozenset() if self.done else self.partitions
+
+    def phase(self) -> str:
+        return "running" if self.done else "holding-output"
+
+    def report(self) -> dict[str, Any]:
+        return {**super().report(), "split": self.split, "held": sum(len(r) for r in self.held)}
 
 
 def start_offset(starts: list[tuple[int, int]], floor: int) -> int:
@@ -90,55 +204,6 @@ def start_offset(starts: list[tuple[int, int]], floor: int) -> int:
     the partition is read from its beginning)."""
     index = bisect.bisect_left(starts, (floor, -1))
     return starts[index - 1][1] if index else 0
-
-
-def begin_target(
-    worker: Worker,
-    migration: str,
-    partitions: Collection[int],
-    split: int,
-    offsets: Mapping[str, int],
-) -> dict[str, Any]:
-    if worker.instance.assigned:
-        raise ValueError("a parallel-track target must hold no partitions yet")
-    positions: dict[Position, int] = {}
-    for key, offset in offsets.items():
-        name, _, partition = key.rpartition(":")
-        positions[(name, int(partition))] = int(offset)
-    wanted = {(s.name, p) for s in worker.config.plan.inputs for p in partitions}
-    if set(positions) != wanted:
-        raise ValueError("'offsets' must name every input of every moving partition")
-    worker.instance.assigned = set(partitions)
-    worker.consumed.update(positions)
-    worker.source.seek(positions)
-    worker.track = Track(migration, "target", frozenset(partitions), split, holding=True)
-    worker.phase = "holding-output"
-    return worker.track.report()
-
-
-def release_output(worker: Worker) -> dict[str, Any]:
-    state = _target(worker)
-    release_held(worker, state)
-    return state.report()
-
-
-def release_until(worker: Worker, until: int) -> dict[str, Any]:
-    """Emit and commit the held results due by the origin's watermark `until`; hold the rest."""
-    state = _target(worker)
-    if state.holding:
-        state.until = max(until, state.until if state.until is not None else until)
-        now, state.held = due_by(state.held, state.until)
-        if now:
-            worker.emit_results(now)
-            worker.commit()
-    return state.report()
-
-
-def _target(worker: Worker) -> Track:
-    state = worker.track
-    if state is None or state.role != "target":
-        raise ValueError("this worker is not a parallel-track target")
-    return state
 
 
 def due_by(held: list[ResultBatch], until: int) -> tuple[list[ResultBatch], list[ResultBatch]]:
@@ -150,36 +215,41 @@ def due_by(held: list[ResultBatch], until: int) -> tuple[list[ResultBatch], list
     return now, later
 
 
-def intercept(worker: Worker, batches: dict[Position, Batch]) -> dict[Position, Batch]:
-    """Target input: drop what precedes `A - readback` (no window holding it reaches `A`)."""
-    state = worker.track
-    if state is None or state.role != "target" or state.done:
-        return batches
-    floor = state.split - marking.readback(worker.config.plan)
-    return {p: b.take(b.ts >= floor) if p[1] in state.partitions else b for p, b in batches.items()}
+def _split(
+    roles: dict[str, Role], port: InstancePort, migration: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    if migration not in roles:
+        assert isinstance(port, WorkerPort)
+        roles[migration] = TrackOrigin(migration, partitions_of(body), port)
+    return role_of(roles, migration, TrackOrigin).report()
 
 
-def output(worker: Worker, results: list[ResultBatch]) -> list[ResultBatch]:
-    """The origin keeps old results of the moving partitions, the target new ones (held)."""
-    state = worker.track
-    if state is None or (state.role == "origin" and state.done):
-        return results
-    split = state.split
-    kept = keep_own_side(results, state.partitions, lambda b: b.min_ts < split, state.role)
-    if state.role == "target" and state.holding:
-        if state.until is None:
-            state.held += kept
-            return []
-        kept, later = due_by(kept, state.until)  # due already: out with this step's output
-        state.held += later
-    return kept
+def _begin(
+    roles: dict[str, Role], port: InstancePort, migration: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    if migration not in roles:
+        roles[migration] = TrackTarget(migration, partitions_of(body), port, body)
+    return role_of(roles, migration, TrackTarget).report()
 
 
-def after_emit(worker: Worker) -> None:
-    """The origin hands the moving partitions over once its plan holds no old tuple."""
-    state = worker.track
-    if state is None or state.role != "origin" or state.done:
-        return
-    if monitor.old_box_finished(worker.instance, state.split):
-        worker.release(state.partitions)
-        state.done = True
+def _release_until(
+    roles: dict[str, Role], port: InstancePort, migration: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    report = role_of(roles, migration, TrackTarget).release_until(port, int(body["until"]))
+    return {**report, "again": True}
+
+
+def _release_output(
+    roles: dict[str, Role], port: InstancePort, migration: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    target = role_of(roles, migration, TrackTarget)
+    return target.release_output(port, parse_positions(dict(body.get("handed_over_at") or {})))
+
+
+ACTIONS: dict[str, RoleAction] = {
+    "split": _split,
+    "begin": _begin,
+    "release-until": _release_until,
+    "release-output": _release_output,
+}
+"""The control actions of parallel track's roles (the worker's control API runs them by name)."""
