@@ -22,7 +22,7 @@ def _rows(batch: Batch) -> list[tuple[object, ...]]:
 
 
 def test_the_slot_of_an_event_is_where_the_reference_emits_it() -> None:
-    config = GeneratorConfig(out_of_order_group_size=50, **SMALL)  # type: ignore[arg-type]
+    config = GeneratorConfig(out_of_order_group_size=50, **SMALL)
     indices = np.arange(0, 500, dtype=np.int64)
     slot, late = arrival.slots(7, indices, config)
     assert not late.any()
@@ -33,8 +33,8 @@ def test_the_slot_of_an_event_is_where_the_reference_emits_it() -> None:
 
 
 def test_out_of_order_groups_shuffle_the_same_events() -> None:
-    ordered = generate(3, 0, 2000, GeneratorConfig(**SMALL))  # type: ignore[arg-type]
-    shuffled_config = GeneratorConfig(out_of_order_group_size=100, **SMALL)  # type: ignore[arg-type]
+    ordered = generate(3, 0, 2000, GeneratorConfig(**SMALL))
+    shuffled_config = GeneratorConfig(out_of_order_group_size=100, **SMALL)
     shuffled = generate(3, 0, 2000, shuffled_config)
     for kind, batch in shuffled.items():
         assert _rows(batch) == _rows(ordered[kind])
@@ -47,7 +47,7 @@ def test_out_of_order_groups_shuffle_the_same_events() -> None:
 
 
 def test_late_events_arrive_late_delay_after_their_slot_and_depend_on_the_seed() -> None:
-    config = GeneratorConfig(late_per_million=50_000, late_delay_ms=3000, **SMALL)  # type: ignore[arg-type]
+    config = GeneratorConfig(late_per_million=50_000, late_delay_ms=3000, **SMALL)
     bids = generate(11, 0, 20_000, config)["bid"]
     behind = np.maximum.accumulate(bids.ts) - bids.ts
     late = behind > 0
@@ -76,7 +76,7 @@ def test_windows_of_arrival_slots_one_after_the_other_are_the_whole_range(
         out_of_order_group_size=group,
         late_per_million=late,
         late_delay_ms=400 if late else 0,
-        **SMALL,  # type: ignore[arg-type]
+        **SMALL,
     )
     whole = generate(seed, start, count, config)
     windows = [
