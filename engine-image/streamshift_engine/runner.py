@@ -378,27 +378,39 @@ class Instance:
         `pipeline`. Envelope 1 (older snapshots, still restored) nested the pipeline's snapshot
         bytes as one array, a copy of the whole state more on each side."""
 
-        def chosen(position: Position) -> bool:
-            return partitions is None or position[1] in partitions
-
-        covered = [[n, p, o] for (n, p), o in self.covered_to.items() if chosen((n, p))]
-        released = [[n, p, t] for (n, p), t in self.max_released.items() if chosen((n, p))]
-        floors = [[n, p, t] for (n, p), t in self.floor.items() if chosen((n, p))]
-        fed = {p: max(o, self.dead_lettered_to.get(p, o)) for p, o in self.fed_to.items()}
-        dead_lettered = [[n, p, o] for (n, p), o in fed.items() if chosen((n, p))]
         pipeline, arrays = self.pipeline.arrays(partitions)
         meta = {
             "kind": "instance",
             "envelope": ENVELOPE,
             "query": self.plan.name,
-            "covered": covered,
-            "max_released": released,
-            "dead_lettered": dead_lettered,
-            "floor": floors,
-            "released": self.released,
+            **self._positions(partitions),
             "pipeline": pipeline,
         }
         return codec.encode_parts(meta, arrays)
+
+    def _positions(self, partitions: Collection[int] | None) -> dict[str, Any]:
+        """A snapshot's positions of `partitions` (all when None): where reading and judging
+        resume (module docstring)."""
+
+        def chosen(position: Position) -> bool:
+            return partitions is None or position[1] in partitions
+
+        fed = {p: max(o, self.dead_lettered_to.get(p, o)) for p, o in self.fed_to.items()}
+        return {
+            "covered": [[n, p, o] for (n, p), o in self.covered_to.items() if chosen((n, p))],
+            "max_released": [
+                [n, p, t] for (n, p), t in self.max_released.items() if chosen((n, p))
+            ],
+            "dead_lettered": [[n, p, o] for (n, p), o in fed.items() if chosen((n, p))],
+            "floor": [[n, p, t] for (n, p), t in self.floor.items() if chosen((n, p))],
+            "released": self.released,
+        }
+
+    def carry_positions(self, old: Instance, partitions: Collection[int] | None = None) -> None:
+        """Take `old`'s positions of `partitions` as a restore of its snapshot would (for a
+        plan change that builds the new state from the old instance rather than restoring it):
+        fed again from `covered()`, the records read again are judged as `old` judged them."""
+        self._adopt_positions(old._positions(partitions))
 
     def restore(self, data: bytes | bytearray | memoryview, adopt: bool = False) -> None:
         """Add the partitions in `data`; feed them again from `covered()` onwards. `adopt`:
@@ -415,6 +427,9 @@ class Instance:
             if not adopt:  # views of bytes the caller keeps: the state gets its own copies
                 arrays = {n: a if a.dtype == object else a.copy() for n, a in arrays.items()}
             self.pipeline.restore_arrays(meta["pipeline"], arrays)
+        self._adopt_positions(meta)
+
+    def _adopt_positions(self, meta: Mapping[str, Any]) -> None:
         for name, partition, offset in meta["covered"]:
             self.covered_to[(name, partition)] = offset
             self.fed_to[(name, partition)] = offset

@@ -252,3 +252,33 @@ def test_a_bad_strategy_is_refused_naming_the_field(watermark: dict[str, Any], f
     with pytest.raises(PlanError) as error:
         disorder_plan({"kind": "time", "size": 1000, "slide": 1000}, [], watermark)
     assert error.value.field == field and error.value.node == "S"
+
+
+def test_carried_positions_continue_as_a_restored_snapshot_does() -> None:
+    window = {"kind": "time", "size": 2000, "slide": 2000}
+    plan = disorder_plan(window, ["k"], {"out_of_orderness": 1500})
+    ts = [1000, 2500, 1200, 4000, 2600, 900, 5200, 3900, 6100, 4500, 7000, 5600, 2000, 8000]
+    records = [Record("S", 0, o, t, {"k": 0, "v": o}) for o, t in enumerate(ts)]
+    old = Instance(plan, [0])
+    old.feed("S", 0, to_batch("S", records[:8], ["k", "v"]))
+    before = canonical(old.poll())
+    assert old.covered()[("S", 0)] == 3  # 4000 (offset 3) waits, 2600 (offset 4) was released
+    restored = Instance(plan, [0])
+    restored.restore(old.snapshot())
+    carried = Instance(plan, [0])
+    carried.pipeline.restore(old.pipeline.snapshot())
+    carried.carry_positions(old)
+    outputs = []
+    for instance in (restored, carried):
+        start = instance.covered()[("S", 0)]
+        instance.feed("S", 0, to_batch("S", records[start:], ["k", "v"]))
+        results = canonical(instance.poll() + instance.flush())
+        letters = [(d.offset, d.reason) for d in instance.dead_letters]
+        outputs.append((results, letters))
+    assert outputs[0] == outputs[1]
+    whole = Instance(plan, [0])
+    whole.feed("S", 0, to_batch("S", records, ["k", "v"]))
+    assert sorted(before + outputs[0][0]) == canonical(whole.poll() + whole.flush())
+    earlier = [(d.offset, d.reason) for d in old.dead_letters]
+    assert earlier == [(5, "late")]  # 900, and not again when read again from offset 3
+    assert earlier + outputs[0][1] == [(d.offset, d.reason) for d in whole.dead_letters]
