@@ -7,9 +7,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import cast
 
+from streamshift_engine.migration.parallel_track_roles import TrackOrigin, TrackTarget
 from streamshift_engine.migration.role import Role
 from streamshift_engine.runtime.loop import Worker
-from streamshift_engine.runtime.parallel_track import TrackOrigin, TrackTarget
 
 
 def _worker(*roles: Role) -> SimpleNamespace:

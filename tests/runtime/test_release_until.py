@@ -6,9 +6,9 @@ from typing import Any, cast
 
 import numpy as np
 from streamshift_engine.events.results import ResultBatch
+from streamshift_engine.migration.parallel_track_roles import TrackTarget, due_by
 from streamshift_engine.migration.port import InstancePort
 from streamshift_engine.migration.role import Role
-from streamshift_engine.runtime.parallel_track import TrackTarget, due_by
 
 
 def results(window_end: list[int], max_ts: list[int]) -> ResultBatch:

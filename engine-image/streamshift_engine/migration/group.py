@@ -9,8 +9,7 @@ applied after `poll`), a hold-back buffer (seed 001 4.2.3: the new plan's result
 old plan is gone) and stop offsets on the reader (a marker position, seeds 003/004: the log is
 the upstream buffer). A group is also the in-process driver of the protocols' roles
 (`role.Role`): it implements their `InstancePort` and calls their hooks around each step, as the
-worker does. A group also tracks its watermark (the minimum over its partitions of the largest
-event time read), and at a marker it names the offsets its instance's state covers (the engine's
+worker does. At a marker a group names the offsets its instance's state covers (the engine's
 `Instance.covered()`): records fed but not yet released are re-read by the next owner instead of
 being snapshotted."""
 
@@ -90,7 +89,6 @@ class Group:
     held: list[ResultBatch] = field(default_factory=list)
     fed: int = 0
     peak_state: int = 0
-    max_fed: dict[TopicPartition, int] = field(default_factory=dict)
     started_at: dict[TopicPartition, int] = field(default_factory=dict)
     finished: bool = False
     roles: list[Role] = field(default_factory=list)
@@ -102,11 +100,8 @@ class Group:
         self.reader = Reader(self.log)
 
     def watermark(self) -> int | None:
-        """The minimum over the group's partitions of the largest event time fed."""
-        tps = self.log.topic_partitions(self.partitions)
-        if any(tp not in self.max_fed for tp in tps):
-            return None
-        return min(self.max_fed[tp] for tp in tps)
+        """The instance's watermark (as a worker's roles see it)."""
+        return self.instance.watermark()
 
     def step(self, max_records: int) -> list[ResultBatch]:
         """Read, filter, feed, poll: the results this step releases (empty while holding)."""
@@ -116,8 +111,6 @@ class Group:
         for role in self.roles:
             batches = role.on_input(self, batches)
         for tp, batch in batches.items():
-            if len(batch):
-                self.max_fed[tp] = max(self.max_fed.get(tp, int(batch.ts[-1])), int(batch.ts[-1]))
             if self.min_ts is not None:
                 batch = batch.take(batch.ts >= self.min_ts)
             if len(batch):
@@ -163,6 +156,11 @@ class Group:
 
     def owned(self) -> frozenset[int]:
         return frozenset(p for _, p in self.reader.positions)
+
+    def read_back_offsets(
+        self, positions: Collection[TopicPartition], ts: int
+    ) -> dict[TopicPartition, int]:
+        return {tp: self.log[tp[0]].offset_for_time(tp[1], ts) for tp in positions}
 
     def end_offsets(self, positions: Collection[TopicPartition]) -> dict[TopicPartition, int]:
         return {tp: self.log[tp[0]].end_offset(tp[1]) for tp in positions}

@@ -38,6 +38,10 @@ class InstancePort(Protocol):
     def owned(self) -> frozenset[int]:
         """The partitions the instance reads (owned or being taken over)."""
 
+    def read_back_offsets(self, positions: Collection[Position], ts: int) -> dict[Position, int]:
+        """Per position, an offset from which every record with event time `ts` or later is
+        read (not later than the first such record)."""
+
     def end_offsets(self, positions: Collection[Position]) -> dict[Position, int]:
         """The log end of each position now (the offset the next record gets)."""
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from streamshift_engine.migration import unimico_roles
+from streamshift_engine.migration import parallel_track_roles, unimico_roles
 from streamshift_engine.migration.port import Position
 from streamshift_engine.migration.role import Role, RoleAction, partitions_of
-from streamshift_engine.runtime import parallel_track, roles
+from streamshift_engine.runtime import roles
 from streamshift_engine.runtime.moving_state_api import ACTIONS as MOVING_STATE_ASYNC
 from streamshift_engine.runtime.port import WorkerPort
 
@@ -85,7 +85,7 @@ MARKER: dict[str, RoleAction] = {
 }
 
 register("unimico", unimico_roles.ACTIONS)
-register("parallel-track", parallel_track.ACTIONS)
+register("parallel-track", parallel_track_roles.ACTIONS)
 register("state-transfer", MARKER)
 register("savepoint-restart", MARKER)
 register("moving-state", {k: v for k, v in MARKER.items() if k != "begin"}, MOVING_STATE_ASYNC)

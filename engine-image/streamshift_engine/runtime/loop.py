@@ -42,7 +42,9 @@ from streamshift_engine.runtime.snapshots import SnapshotFailed, SnapshotStore
 from streamshift_engine.runtime.source import KafkaSource, Position
 
 log = logging.getLogger("streamshift.worker")
-STARTS_KEPT = 20000  # fetched batch starts indexed per position (a read-back by event time)
+# per position, the fetched batches' starts with the largest event time read up to each
+# batch's end (`WorkerPort.read_back_offsets`), at most this many
+STARTS_KEPT = 20000
 STEP_S = 0.05  # a step's consume waits for input up to this long (a `submit` ends it early)
 
 
@@ -208,7 +210,8 @@ class Worker:
             return
         self.instance.feed(position[0], position[1], batch)
         starts = self.starts.setdefault(position, [])
-        starts.append((int(batch.ts[0]), int(batch.offset[0])))
+        reached = max(int(batch.ts.max()), starts[-1][0] if starts else int(batch.ts.max()))
+        starts.append((reached, int(batch.offset[0])))
         if len(starts) > STARTS_KEPT:
             del starts[: len(starts) - STARTS_KEPT]
         self.consumed[position] = max(self.consumed[position], int(batch.offset[-1]) + 1)

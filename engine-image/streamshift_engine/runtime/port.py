@@ -4,6 +4,7 @@ once, run here on Kafka and S3 exactly as they run in process on the in-memory l
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,21 @@ class WorkerPort:
 
     def watermark(self) -> int | None:
         return self.worker.instance.watermark()
+
+    def read_back_offsets(self, positions: Collection[Position], ts: int) -> dict[Position, int]:
+        """The start of the first fetched batch (`Worker.starts`, the largest event time read
+        up to each batch's end) that reached `ts`; where none did, the position now; where the
+        index no longer goes back that far, the partition's beginning."""
+        worker = self.worker
+        offsets = {}
+        for position in positions:
+            starts = worker.starts.get(position, [])
+            index = bisect.bisect_left(starts, (ts, -1))
+            if index < len(starts):
+                offsets[position] = starts[index][1] if index else 0
+            else:
+                offsets[position] = worker.consumed.get(position, 0)
+        return offsets
 
     def end_offsets(self, positions: Collection[Position]) -> dict[Position, int]:
         return self.worker.source.end_offsets(positions)

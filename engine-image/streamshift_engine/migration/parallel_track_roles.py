@@ -1,14 +1,13 @@
-"""Parallel track (seed 001) between worker processes: its roles, with the old/new split of
-`migration.marking`, the old-box check of `migration.monitor` and the `TupleGate` of a new
-plan's `ROWS` window (as the in-process `ParallelTrack` has it).
+"""Parallel track's roles (seed 001, section 4.2, Algorithm 3), written once for both drivers:
+the old/new split of `marking`, the old-box check of `monitor` (`Monitor_Old_Box`, 4.2.4) and
+the `TupleGate` of a new plan's `ROWS` window.
 
 1. Origin `split` (`TrackOrigin`): the tuples it has released into its plan (event time before
    its watermark `A`) are old. From then on it emits, for the moving partitions, only results
    that combine an old tuple (`min_ts < A`), and it reports `A` with the positions from which
    the target must read: the start of the fetched batch holding the first tuple at or after
-   `A - readback(plan)` (windows straddling `A` must be seen whole to be recognised as old;
-   `Worker.starts` indexes where each fetched batch began), and whether its `ROWS` window has
-   counted a tuple.
+   `A - readback(plan)` (windows straddling `A` must be seen whole to be recognised as old:
+   `InstancePort.read_back_offsets`), and whether its `ROWS` window has counted a tuple.
 2. Target `begin` (`TrackTarget`, with `split`, `offsets` and `rows_counted`): it reads the
    moving partitions from those positions with empty state, drops input before `A - readback`,
    emits only results of new tuples alone (`min_ts >= A`; a `ROWS` window counts from `A` and
@@ -30,7 +29,6 @@ window order, and no result moves between sides.
 
 from __future__ import annotations
 
-import bisect
 from typing import Any
 
 import numpy as np
@@ -53,28 +51,29 @@ from streamshift_engine.migration.role import (
 )
 from streamshift_engine.migration.split import keep_own_side
 from streamshift_engine.migration.tuple_gate import TupleGate
-from streamshift_engine.runtime.port import WorkerPort
+
+
+class NoWatermark(ValueError):
+    """The origin has read no tuple of some partition yet: nothing is old, nothing to split
+    (ask again once input arrived)."""
 
 
 class TrackOrigin(Role):
     protocol = "parallel-track"
     side = "origin"
 
-    def __init__(self, migration: str, partitions: frozenset[int], port: WorkerPort) -> None:
+    def __init__(self, migration: str, partitions: frozenset[int], port: InstancePort) -> None:
         super().__init__(migration, partitions)
         plan = port.plan
         if refusal := capability.refusal(self.protocol, plan):
             raise ValueError(refusal)
         split = port.watermark()
         if split is None:
-            raise ValueError("the origin has no watermark yet: nothing is old, nothing to split")
+            raise NoWatermark("the origin has no watermark yet: nothing is old, nothing to split")
         self.split = split
         floor = split - marking.readback(plan)
-        starts = port.worker.starts
-        self.offsets = {
-            position_key(p): start_offset(starts.get(p, []), floor)
-            for p in positions_of(plan, partitions)
-        }
+        offsets = port.read_back_offsets(positions_of(plan, partitions), floor)
+        self.offsets = {position_key(p): o for p, o in offsets.items()}
         window = marking.rows_window(plan)
         self.rows_counted = window is not None and any(
             op.id == window and op.partitions() for op in port.pipeline.operators
@@ -189,6 +188,13 @@ class TrackTarget(Role):
             port.emit(held)
         return self.report()
 
+    def end_of_input(self, port: InstancePort) -> list[ResultBatch]:
+        """The origin read all input (and sent its dead letters): the held results follow."""
+        self.done = True
+        self.handed_over_at = {p: 1 << 62 for p in positions_of(port.plan, self.partitions)}
+        held, self.held, self.held_letters = self.held, [], []
+        return held
+
     def taking_over(self) -> frozenset[int]:
         return frozenset() if self.done else self.partitions
 
@@ -197,13 +203,6 @@ class TrackTarget(Role):
 
     def report(self) -> dict[str, Any]:
         return {**super().report(), "split": self.split, "held": sum(len(r) for r in self.held)}
-
-
-def start_offset(starts: list[tuple[int, int]], floor: int) -> int:
-    """The start of the last indexed batch whose first tuple is before `floor` (0 when none:
-    the partition is read from its beginning)."""
-    index = bisect.bisect_left(starts, (floor, -1))
-    return starts[index - 1][1] if index else 0
 
 
 def due_by(held: list[ResultBatch], until: int) -> tuple[list[ResultBatch], list[ResultBatch]]:
@@ -219,7 +218,6 @@ def _split(
     roles: dict[str, Role], port: InstancePort, migration: str, body: dict[str, Any]
 ) -> dict[str, Any]:
     if migration not in roles:
-        assert isinstance(port, WorkerPort)
         roles[migration] = TrackOrigin(migration, partitions_of(body), port)
     return role_of(roles, migration, TrackOrigin).report()
 
