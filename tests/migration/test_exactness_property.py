@@ -1,8 +1,8 @@
 """Every protocol, on the real engine over random plans, inputs, start points and delays, gives
 the result set and the dead letters of the run without migration (ids and values, per-key
 order; each dead letter once, with its reason), or refuses the plan up front with a reason that
-`auto` respects. With out-of-order and late input too: where a protocol still loses exactness
-on it, its known failing cases are strict xfails, so the fix flips them."""
+`auto` respects. With out-of-order and late input too (bounded out-of-orderness, records
+beyond the bound dead-lettered), for every protocol."""
 
 from __future__ import annotations
 
@@ -26,36 +26,15 @@ PROTOCOLS: list[type[Protocol]] = [
 ]
 
 
-EXACT_WITH_DISORDER = [MovingState, StateTransfer, SavepointRestart]
-DISORDER_FAILURES = [
-    pytest.param(
-        UniMiCo,
-        "q1",
-        11,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="join result q1|-1|-1|S@0:8*T@0:5 missing: T@0:5 (ts 17578) arrives out of "
-            "order, behind S@0:8 (ts 27539), and neither side's part of the split joins them",
-        ),
-    ),
-    pytest.param(
-        ParallelTrack,
-        "q1",
-        11,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="the target dead-letters again late records S/1/2 and T/1/7 its origin did",
-        ),
-    ),
-    pytest.param(
-        ParallelTrack,
-        "random-join",
-        8,
-        marks=pytest.mark.xfail(
-            strict=True, reason="the target dead-letters again late record S/1/15 its origin did"
-        ),
-    ),
+DISORDER_REGRESSIONS = [
+    (UniMiCo, "q1", 11),  # a join pair split by an out-of-order tuple; a late record dead-lettered
+    (UniMiCo, "nexmark-q5", 26),  # a window emitted twice, a late bid dead-lettered twice
+    (UniMiCo, "q1", 33),
+    (UniMiCo, "q3", 24),
+    (ParallelTrack, "q1", 11),  # the target dead-lettered again what its origin did
+    (ParallelTrack, "random-join", 8),
 ]
+"""Disordered cases the protocols got wrong before their roles were written once."""
 
 
 def run_case(protocol: type[Protocol], case: Case) -> tuple[list[str], set[str]]:
@@ -73,10 +52,10 @@ def run_case(protocol: type[Protocol], case: Case) -> tuple[list[str], set[str]]
 def test_with_migration_equals_without_or_refuses(
     protocol: type[Protocol], family: str, seed: int
 ) -> None:
-    _exact_or_refused(protocol, make_case(family, seed, disordered=False))
+    _exact_or_refused(protocol, make_case(family, seed, disordered=None))
 
 
-@pytest.mark.parametrize("protocol", EXACT_WITH_DISORDER, ids=lambda p: p.name)
+@pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda p: p.name)
 @settings(max_examples=8, deadline=None)
 @given(family=st.sampled_from(FAMILIES), seed=st.integers(0, 10**6))
 def test_with_disordered_input_migration_equals_without_or_refuses(
@@ -85,16 +64,8 @@ def test_with_disordered_input_migration_equals_without_or_refuses(
     _exact_or_refused(protocol, make_case(family, seed, disordered=True))
 
 
-@pytest.mark.parametrize(("family", "seed"), [("nexmark-q5", 26), ("q1", 33), ("q3", 24)])
-def test_unimico_keeps_results_and_dead_letters_of_disordered_input(family: str, seed: int) -> None:
-    """Cases the in-process UniMiCo of before the shared roles got wrong (a window emitted
-    twice, late records dead-lettered by the origin and again by the target)."""
-    case = make_case(family, seed, disordered=True)
-    assert run_case(UniMiCo, case)[0] == []
-
-
-@pytest.mark.parametrize(("protocol", "family", "seed"), DISORDER_FAILURES)
-def test_disordered_cases_a_protocol_still_gets_wrong(
+@pytest.mark.parametrize(("protocol", "family", "seed"), DISORDER_REGRESSIONS)
+def test_disordered_cases_once_wrong_are_exact(
     protocol: type[Protocol], family: str, seed: int
 ) -> None:
     case = make_case(family, seed, disordered=None)
