@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from operator_specs import builtin_spec
 from streamshift_engine.plan import builtin, parse_plan
 from streamshift_operator import planchange
 from streamshift_operator.decide import initial_status
@@ -16,24 +17,7 @@ from streamshift_operator.target import Refused, resolve
 
 
 def query(plan: str, sources: list[str], parallelism: int) -> StreamQuerySpec:
-    return StreamQuerySpec.model_validate(
-        {
-            "plan": {"builtin": plan},
-            "kafka": {"bootstrapServers": "127.0.0.1:9092"},
-            "sources": [{"name": s, "topic": s, "partitions": 4} for s in sources],
-            "sinks": [{"name": "out", "topic": "out"}],
-            "parallelism": parallelism,
-            "snapshot": {
-                "endpoint": "http://127.0.0.1:9000",
-                "bucket": "snapshots",
-                "credentials": {
-                    "accessKey": {"name": "s3", "key": "a"},
-                    "secretKey": {"name": "s3", "key": "s"},
-                },
-            },
-            "controlToken": {"name": "control", "key": "token"},
-        }
-    )
+    return builtin_spec(plan, sources, parallelism)
 
 
 Q8 = query("nexmark-q8", ["person", "auction"], 2)
