@@ -111,13 +111,17 @@ def window_length(records: Sequence[dict[str, Any]]) -> int:
 
 
 def verify(
-    spec: StreamQuerySpec, plan_doc: dict[str, Any], query: QueryIdentity, touched_to: int
+    spec: StreamQuerySpec,
+    plan_doc: dict[str, Any],
+    query: QueryIdentity,
+    touched_to: int,
+    wait_s: float = WAIT_S,
 ) -> Verification:
     """Wait for the windows the migration touched to close, then compare the whole output."""
     group = group_of(query)
     plan = plan_of(plan_doc)
     need = touched_to + window_length(output_records(spec))
-    deadline = time.monotonic() + WAIT_S
+    deadline = time.monotonic() + wait_s
     while True:
         while time.monotonic() < deadline:
             mark = committed_watermark(spec, group)
@@ -135,7 +139,7 @@ def verify(
         return result
     short = (
         f"; the windows open at the hand-off close by event time {need}, but the output was "
-        f"complete only to {bound} after waiting {WAIT_S:.0f} s"
+        f"complete only to {bound} after waiting {wait_s:.0f} s"
     )
     return result.model_copy(update={"exact": False, "message": f"{result.message}{short}"})
 
