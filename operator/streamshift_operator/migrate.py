@@ -83,6 +83,9 @@ async def tick(ctx: Context, namespace: str, name: str) -> bool:
         say(body, decision.phase.value, decision.message or f"entered {decision.phase}")
     status.phase = decision.phase
     status.message = decision.message
+    check = status.verification
+    if decision.phase is Phase.SUCCEEDED and check is not None and not check.exact:
+        status.message = f"the hand-off succeeded but the output is not exact: {check.message}"
     status.observed_generation = body["metadata"]["generation"]
     status.conditions = [
         Condition.model_validate(c) for c in migration_conditions(status, spec.verify, now)
