@@ -106,10 +106,7 @@ def crd(kind: Kind) -> dict[str, Any]:
         "properties": {
             "apiVersion": {"type": "string", "description": f"{GROUP}/{VERSION}"},
             "kind": {"type": "string", "description": kind.kind},
-            "metadata": {
-                "type": "object",
-                "description": "Standard object metadata (name, namespace, labels, ...).",
-            },
+            "metadata": {"type": "object"},  # the API server's ObjectMeta: nothing else allowed
             "spec": structural(kind.spec),
             "status": structural(kind.status),
         },
