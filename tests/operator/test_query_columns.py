@@ -17,7 +17,18 @@ def _pod(name: str, ready: bool) -> PodView:
 
 
 def _report(watermark: int) -> WorkerReport:
-    return WorkerReport("running", (0,), {}, watermark, 1.0, 0, 10, {}, None, None, None)
+    return WorkerReport(
+        phase="running",
+        partitions=(0,),
+        offsets={},
+        watermark=watermark,
+        throughput=1.0,
+        lag=0,
+        state_bytes=10,
+        counts={},
+        last_snapshot=None,
+        roles={},
+    )
 
 
 def test_instances_column_counts_the_ready_of_the_placed() -> None:
