@@ -100,7 +100,7 @@ def observed(
         "watermark": watermark,
         "watermarkLagSeconds": None
         if watermark is None
-        else round(now.timestamp() - watermark / 1000, 1),
+        else round(now.timestamp() - watermark / 1000),
         "lastSnapshot": None
         if latest is None
         else SnapshotRef(key=latest.key, time=latest.created, bytes=latest.bytes).wire(),

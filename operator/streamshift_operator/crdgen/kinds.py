@@ -46,7 +46,7 @@ STREAM_QUERY = Kind(
         ("Ready", "string", '.status.conditions[?(@.type=="Ready")].status'),
         ("Phase", "string", ".status.phase"),
         ("Instances", "string", ".status.readyInstances"),
-        ("Watermark Lag", "number", ".status.watermarkLagSeconds"),
+        ("Watermark Lag", "integer", ".status.watermarkLagSeconds"),
         ("Input Lag", "integer", ".status.lag"),
         ("Last Migration", "string", ".status.lastMigration.name"),
         ("Verified", "boolean", ".status.lastMigration.verified"),

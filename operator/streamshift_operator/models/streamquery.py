@@ -277,9 +277,9 @@ class StreamQueryStatus(ApiModel):
     watermark: int | None = None
     """The query's watermark (event time, ms): the smallest instance watermark; the output
     is complete up to it."""
-    watermark_lag_seconds: float | None = None
-    """Wall-clock time minus the watermark: how far the complete output trails now, when the
-    input's event time is wall-clock time."""
+    watermark_lag_seconds: int | None = None
+    """Wall-clock time minus the watermark, in whole seconds: how far the complete output
+    trails now, when the input's event time is wall-clock time."""
     last_snapshot: SnapshotRef | None = None
     """The newest snapshot any instance wrote."""
     active_migration: str | None = None
