@@ -88,7 +88,8 @@ async def tick(ctx: Context, namespace: str, name: str) -> bool:
         status.message = f"the hand-off succeeded but the output is not exact: {check.message}"
     status.observed_generation = body["metadata"]["generation"]
     status.conditions = [
-        Condition.model_validate(c) for c in migration_conditions(status, spec.verify, now)
+        Condition.model_validate(c)
+        for c in migration_conditions(status, spec.verify, datetime.now(UTC))  # after the work
     ]
     if status == as_read:
         return False  # nothing new: no write, no watch event
