@@ -22,7 +22,6 @@ from streamshift_engine.migration.unimico_roles import start_of
 from streamshift_operator.control import ControlError
 from streamshift_operator.run import Run
 
-
 # What a target activates with: the time split `A`, or a ROWS boundary with its discard.
 SPLIT = ("activation", "boundary", "discard", "history_complete")
 

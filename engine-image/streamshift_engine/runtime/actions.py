@@ -34,16 +34,22 @@ def register(
     ASYNC[protocol] = asynchronous
 
 
-def protocol_of(body: Mapping[str, Any], known: Mapping[str, Role], migration: str) -> str:
-    """The protocol a request is for: named in it, the migration's role here, or the marker
-    protocol (state-transfer) whose actions every state-moving protocol shares."""
+def protocol_of(
+    body: Mapping[str, Any], known: Mapping[str, Role], migration: str, action: str
+) -> str:
+    """The protocol a request is for: named in it; else the migration's role here; else the one
+    protocol that has the action; else the marker protocol (state-transfer) whose actions every
+    state-moving protocol shares."""
     if "protocol" in body:
         name = str(body["protocol"])
         if name not in REGISTRY:
             raise KeyError(f"unknown protocol {name!r}: one of {', '.join(sorted(REGISTRY))}")
         return name
     role = known.get(migration)
-    return role.protocol if role is not None else "state-transfer"
+    if role is not None:
+        return role.protocol
+    having = [p for p in REGISTRY if action in REGISTRY[p] or action in ASYNC[p]]
+    return having[0] if len(having) == 1 else "state-transfer"
 
 
 def lookup(protocol: str, action: str) -> RoleAction | None:

@@ -147,7 +147,7 @@ async def _migration(request: web.Request) -> web.StreamResponse:
         return web.json_response(done[(migration, action)])
     body = await _body(request)
     worker = request.app[WORKER]
-    protocol = actions.protocol_of(body, worker.roles, migration)
+    protocol = actions.protocol_of(body, worker.roles, migration, action)
     if action in actions.ASYNC[protocol]:
         return await request.app[MOVING_STATE].handle(request, migration, action, body)
     run = actions.lookup(protocol, action)
