@@ -4,7 +4,8 @@ The shared stack's broker serves every other test, so a test that restarts a bro
 own: the stack's jars (`$STREAMSHIFT_CACHE/opt/kafka*`), configured by `dev/lib/kafka-config.sh`
 as `dev/up.sh` configures the stack's, with its own data directory and free loopback ports. It
 is stopped by its process id; a restart keeps the data directory and the ports, as a broker pod
-restarted in place does.
+restarted in place does. `freeze` stops the process without closing its connections (SIGSTOP):
+a broker that hangs, or a network that drops packets, until `thaw`.
 """
 
 from __future__ import annotations
@@ -100,12 +101,21 @@ class PrivateKafka:
         process, self.process = self.process, None
         if process is None or process.poll() is not None:
             return
+        os.kill(process.pid, signal.SIGCONT)  # a frozen broker stops only once thawed
         os.kill(process.pid, signal.SIGKILL if kill else signal.SIGTERM)
         try:
             process.wait(60)
         except subprocess.TimeoutExpired:
             os.kill(process.pid, signal.SIGKILL)
             process.wait(10)
+
+    def freeze(self) -> None:
+        assert self.process is not None
+        os.kill(self.process.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        assert self.process is not None
+        os.kill(self.process.pid, signal.SIGCONT)
 
     def log_tail(self) -> str:
         logs = sorted(self.folder.glob("broker-*.log"))

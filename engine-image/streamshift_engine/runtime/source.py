@@ -106,7 +106,6 @@ class KafkaSource:
         self.floor: dict[Position, int] = {}
         self.assigned: dict[Position, int] = {}
         self.paused: set[Position] = set()
-        self.read_to: dict[Position, int] = {}  # Kafka offset after the last record returned
         self.progress = Progress(config.stall_s)
 
     def seek(self, positions: Mapping[Position, int]) -> None:
@@ -130,7 +129,6 @@ class KafkaSource:
         for position, event_offset in positions.items():
             self.floor[position] = event_offset
             self.assigned[position] = event_offset
-            self.read_to[position] = self.kafka_offset(event_offset)
         self.paused.clear()
         partitions = [self._partition(p, o) for p, o in self.assigned.items()]
         self.consumer.resume(partitions)
@@ -172,7 +170,6 @@ class KafkaSource:
         for position in gone:
             del self.assigned[position]
             self.floor.pop(position, None)
-            self.read_to.pop(position, None)
             self.paused.discard(position)
         self.consumer.incremental_unassign([TopicPartition(self.topics[n], p) for n, p in gone])
 
@@ -214,7 +211,6 @@ class KafkaSource:
         fetched = self.records(timeout)
         self.progress.fetch_returned(bool(fetched), self._waiting)
         for position, records in fetched.items():
-            self.read_to[position] = int(records[0][-1]) + 1
             batch, bad = self._decode(position, records)
             floor = self.floor.get(position, 0)
             if len(batch) and batch.offset[0] < floor:
@@ -224,12 +220,20 @@ class KafkaSource:
         return batches, dead
 
     def _waiting(self) -> bool:
-        """Whether a partition read (assigned, not paused) has records past those returned, by
-        the high watermark the consumer last saw (cached: no request)."""
-        for position in self.assigned.keys() - self.paused:
-            tp = TopicPartition(self.topics[position[0]], position[1])
-            _, high = self.consumer.get_watermark_offsets(tp, cached=True)
-            if high > self.read_to.get(position, 0):
+        """Whether a partition read (assigned, not paused) has records past the consumer's
+        position, by the high watermark it last saw (both local: no request). The position,
+        not the last record returned, since a `read_committed` reader steps over transaction
+        markers and aborted records, which the high watermark counts."""
+        reading = [p for p in self.assigned if p not in self.paused]
+        if not reading:
+            return False
+        wanted = [TopicPartition(self.topics[name], p) for name, p in reading]
+        for position, tp in zip(reading, self.consumer.position(wanted), strict=True):
+            at = tp.offset if tp.offset >= 0 else self.kafka_offset(self.assigned[position])
+            _, high = self.consumer.get_watermark_offsets(
+                TopicPartition(tp.topic, tp.partition), cached=True
+            )
+            if high > at:
                 return True
         return False
 
