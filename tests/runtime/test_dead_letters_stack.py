@@ -162,3 +162,31 @@ def test_a_record_too_long_for_the_dead_letter_topic_goes_there_truncated(
     assert bound - 1000 < size <= bound
     assert poison.startswith(letter["value"])
     assert process.poll() is None  # still running: no crash loop
+
+
+def test_many_late_records_each_reach_the_dead_letter_topic_as_produced(
+    services: Services, run_id: str, workers: WorkerProcesses
+) -> None:
+    """Read again in runs (not one seek per record): 2,000 late records, a gap of 3,000 on-time
+    records in the middle, each dead letter its own record."""
+    bids = nexmark_input(2_000, PARTITIONS)["bid"]
+    topic = f"{run_id}-bid"
+    create_topics(services, [topic, f"{run_id}-out", f"{run_id}-out.dead"], PARTITIONS)
+    produce(services, topic, bids, "json")
+    producer = Producer({"bootstrap.servers": services.kafka, "enable.idempotence": True})
+    late = {}
+    newest = int(bids.ts.max())
+    for i in range(3_000 + 2_000):
+        if 1_000 <= i < 4_000:  # on time: later than everything before
+            value = json.dumps({"auction": 1, "date_time": newest + i}).encode()
+        else:
+            value = json.dumps({"auction": i, "date_time": 1 + i, "n": f"late {i}"}).encode()
+            late[value] = i
+        producer.produce(topic, value, partition=0)
+    producer.flush(30)
+    env = worker_env(services, run_id, "nexmark-q5")
+    wait_ready(env, workers.start(env))
+    letters = dead_letters(services, f"{run_id}-out.dead", len(late))
+    assert sorted(letter["value"] for letter in letters) == sorted(late)
+    assert all(ours(letter)["original"] == "record" for letter in letters)
+    assert {ours(letter)["reason"] for letter in letters} == {"late"}

@@ -24,6 +24,7 @@ the same record again after every restart: a crash loop.
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from streamshift_engine.events.wire import DeadLetter
 Headers = list[tuple[str, str | bytes | None]]  # as confluent-kafka takes and gives them
 Coordinates = tuple[str, int, int]  # topic, partition, Kafka offset
 RECORD_OVERHEAD = 512  # bytes of framing a record may take beyond its key, value and headers
+READ_AHEAD = 1000  # records read on to the next wanted one rather than seeking to it
 
 
 @dataclass(frozen=True)
@@ -128,13 +130,14 @@ class DeadLetters:
 
     def _read(self, wanted: Sequence[Coordinates]) -> dict[Coordinates, Original]:
         """The records at `wanted`, read again from Kafka (`read_committed`, as the source reads
-        them); a record that cannot be read within the timeout is left out."""
+        them) within `timeout` seconds in all; a record not read by then is left out."""
         found: dict[Coordinates, Original] = {}
         consumer = self._consumer()
+        deadline = time.monotonic() + self.timeout
         try:
             for at in sorted(set(wanted)):
-                if at not in found:
-                    self._read_from(consumer, at, set(wanted), found)
+                if at not in found and time.monotonic() < deadline:
+                    self._read_from(consumer, at, set(wanted), found, deadline)
         finally:
             consumer.unassign()
         return found
@@ -145,25 +148,28 @@ class DeadLetters:
         at: Coordinates,
         wanted: set[Coordinates],
         found: dict[Coordinates, Original],
+        deadline: float,
     ) -> None:
-        """Read `at`'s partition from `at` on until `at` (or a later record) came; keep every
-        record of `wanted` met on the way."""
+        """Read `at`'s partition from `at` on, keeping every record of `wanted` met, until no
+        wanted record of the partition is left within `READ_AHEAD` records of the last one read
+        (seeking is then cheaper than reading on)."""
         topic, partition, offset = at
+        ahead = sorted(o for t, p, o in wanted if (t, p) == (topic, partition) and o >= offset)
         consumer.assign([TopicPartition(topic, partition, offset)])
-        deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
-            for message in consumer.consume(100, 0.5):
+            for message in consumer.consume(500, 0.5):
                 error = message.error()
                 if error is not None:
                     if error.code() == KafkaError._AUTO_OFFSET_RESET:  # the record is gone
                         return
                     continue
-                where = (str(message.topic()), int(message.partition() or 0), message.offset())
+                where = (topic, partition, message.offset() or 0)
                 if where in wanted:
                     found[where] = Original(
                         message.key(), message.value(), _listed(message.headers())
                     )
-                if (message.offset() or 0) >= offset:
+                following = bisect.bisect_right(ahead, where[2])
+                if following == len(ahead) or ahead[following] > where[2] + READ_AHEAD:
                     return
 
     def _consumer(self) -> Consumer:
