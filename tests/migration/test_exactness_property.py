@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streamshift_engine.migration.auto import choose
+from streamshift_engine.migration.capability import choose
 from streamshift_engine.migration.cases import FAMILIES, Case, make_case
 from streamshift_engine.migration.parallel_track import ParallelTrack
 from streamshift_engine.migration.protocol import Protocol
@@ -42,7 +42,7 @@ def test_with_migration_equals_without_or_refuses(
     reason = protocol.refusal(case.plan, case.plan)
     if reason is not None:
         assert reason.startswith(f"{protocol.name} refuses {case.plan.name}: ")
-        assert choose(case.plan, case.plan, state_bytes=1_000).protocol is not protocol
+        assert choose(case.plan, case.plan, state_bytes=1_000).protocol != protocol.name
         return
     assert run_case(protocol, case)[0] == []
 
@@ -77,10 +77,10 @@ def test_unimico_refuses_a_keyed_rows_window_with_the_reason() -> None:
     )
     reason = UniMiCo.refusal(keyed, keyed)
     assert reason is not None and "counts per key" in reason
-    assert choose(keyed, keyed, state_bytes=1_000).protocol is MovingState
+    assert choose(keyed, keyed, state_bytes=1_000).protocol == MovingState.name
 
 
-@pytest.mark.parametrize(("family", "seed"), [("q2", 1), ("q2", 3), ("q3", 1), ("q3", 4)])
+@pytest.mark.parametrize(("family", "seed"), [("q2", 1), ("q2", 3), ("q3", 2), ("q3", 4)])
 def test_unimico_hands_off_a_rows_controlling_window_exactly(family: str, seed: int) -> None:
     assert run_case(UniMiCo, make_case(family, seed)) == ([], {"origin", "target"})
 

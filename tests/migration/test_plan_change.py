@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streamshift_engine.migration import plan_change
+from streamshift_engine.migration import capability, plan_change
 from streamshift_engine.migration.parallel_track import ParallelTrack
 from streamshift_engine.migration.protocol import Protocol
 from streamshift_engine.migration.run import compare, run_migration, run_reference
@@ -133,3 +133,14 @@ def test_a_matched_state_with_another_layout_is_moved_into_it() -> None:
     some = next(r for g in abc.groups.values() for r in g)
     row = dict(zip(fields, some[4:], strict=True))
     assert row["join_BC.id"] == "*".join(p for p in some[3].split("*") if p[0] in "BC")
+
+
+@pytest.mark.parametrize("protocol", ["state-transfer", "savepoint-restart", "unimico"])
+def test_a_protocol_that_restores_the_origin_plan_refuses_a_join_reorder(protocol: str) -> None:
+    """Both join orders are named `joins`: compared by name (as the refusal once was), the
+    reorder passed and the restore then failed (`KeyError` in the state stores) or lost
+    results. Compared by what the plans compute, it is refused, with what to use instead."""
+    reason = capability.refusal(protocol, OLD3, NEW3)
+    assert OLD3.name == NEW3.name
+    assert reason is not None and "use parallel-track, moving-state or auto" in reason
+    assert capability.refusal(protocol, OLD3, plan((("S", "T"), "U"))) is None

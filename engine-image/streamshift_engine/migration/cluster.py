@@ -111,6 +111,7 @@ class Cluster:
             self.producer.produce()
         for name, group in list(self.groups.items()):
             self.emit(name, group.step(self.batch_records))
+            self.emit(name, group.take_outbox())
         self.transport.tick()
         self.step_number += 1
 
@@ -120,6 +121,8 @@ class Cluster:
             return False
         for group in self.groups.values():
             for tp, position in group.reader.positions.items():
+                if tp in group.reader.paused:  # a probe that read what it needed
+                    continue
                 limit = group.reader.limits.get(tp, self.log[tp[0]].end_offset(tp[1]))
                 if position < min(limit, self.log[tp[0]].end_offset(tp[1])):
                     return False
@@ -130,6 +133,7 @@ class Cluster:
         for name, group in self.groups.items():
             self.emit(name, group.finish())
             self.emit(name, group.release_held())
+            self.emit(name, group.take_outbox())
 
 
 def wall_clock() -> float:

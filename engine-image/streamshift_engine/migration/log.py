@@ -111,6 +111,7 @@ class Reader:
         self.log = log
         self.positions: dict[TopicPartition, int] = {}
         self.limits: dict[TopicPartition, int] = {}
+        self.paused: set[TopicPartition] = set()
 
     def assign(self, positions: Mapping[TopicPartition, int]) -> None:
         """Start reading the given partitions at the given offsets."""
@@ -125,6 +126,13 @@ class Reader:
     def stop_at(self, limits: Mapping[TopicPartition, int]) -> None:
         """Never read at or past these offsets (a marker position)."""
         self.limits.update(limits)
+
+    def pause(self, positions: Iterable[TopicPartition]) -> None:
+        """Read nothing more of these partitions until `resume`."""
+        self.paused.update(positions)
+
+    def resume(self, positions: Iterable[TopicPartition]) -> None:
+        self.paused.difference_update(positions)
 
     def unassign(self, partitions: Iterable[int]) -> None:
         keep = set(partitions)
@@ -142,6 +150,8 @@ class Reader:
         """Up to `max_records` new records per assigned partition, one batch each."""
         batches = []
         for tp, position in sorted(self.positions.items()):
+            if tp in self.paused:
+                continue
             topic = self.log[tp[0]]
             stop = min(position + max_records, self.limits.get(tp, position + max_records))
             batch = topic.read_until(tp[1], position, stop)

@@ -68,9 +68,9 @@ class TupleGate(Operator):
                 return gate
         raise KeyError(node_id)
 
-    def watch(self, boundary: int) -> None:
+    def watch(self, boundary: int | None) -> None:
         """Origin: count from here, and emit only windows starting before `boundary` (which
-        must lie after every tuple counted so far)."""
+        must lie after every tuple counted so far); None: emit every window again."""
         self.boundary = boundary
 
     def open(self, boundary: int, discard: int, history_complete: bool) -> None:
