@@ -10,8 +10,11 @@ import json
 import time
 from typing import Any
 
+import numpy as np
 import pytest
 from confluent_kafka import Consumer, Producer
+from streamshift_engine.events.batch import Batch
+from streamshift_engine.events.wire import decode_columnar, encode_columnar
 
 from .harness import (
     Services,
@@ -190,3 +193,33 @@ def test_many_late_records_each_reach_the_dead_letter_topic_as_produced(
     assert sorted(letter["value"] for letter in letters) == sorted(late)
     assert all(ours(letter)["original"] == "record" for letter in letters)
     assert {ours(letter)["reason"] for letter in letters} == {"late"}
+
+
+def test_a_late_columnar_event_is_a_dead_letter_of_its_own_with_every_column(
+    services: Services, run_id: str, workers: WorkerProcesses
+) -> None:
+    """A columnar record holds many events: a late one's dead letter is that event alone, as a
+    columnar record with every column of the original (not only those the query reads)."""
+    bids = nexmark_input(3_000, PARTITIONS)["bid"]
+    topic = f"{run_id}-bid"
+    create_topics(services, [topic, f"{run_id}-out", f"{run_id}-out.dead"], PARTITIONS)
+    produce(services, topic, bids, "columnar")
+    first = bids.take(bids.partition == 1).take(slice(0, 3))  # the oldest of partition 1
+    newest = int(bids.ts[bids.partition == 1].max())
+    times = np.array([5, newest + 1, 7], np.int64)  # late, on time, late
+    mixed = Batch(
+        "bid", times, first.partition, first.offset, {**first.columns, "date_time": times}
+    )
+    at = produce_one(services, topic, 1, encode_columnar(mixed), [("trace", b"mixed")])
+    env = worker_env(services, run_id, "nexmark-q5", STREAMSHIFT_INPUT_FORMAT="columnar")
+    wait_ready(env, workers.start(env))
+    letters = dead_letters(services, f"{run_id}-out.dead", 2)
+    assert sorted(int(ours(letter)["event"]) for letter in letters) == [0, 2]
+    for letter in letters:
+        index = int(ours(letter)["event"])
+        assert ours(letter)["offset"] == str(at) and ours(letter)["original"] == "event"
+        assert letter["headers"][0] == ("trace", b"mixed")
+        event = decode_columnar(letter["value"])
+        assert len(event) == 1 and set(event.columns) == set(mixed.columns)
+        for name, column in mixed.columns.items():
+            assert event.columns[name].tolist() == column[index : index + 1].tolist()
