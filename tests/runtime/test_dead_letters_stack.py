@@ -223,3 +223,25 @@ def test_a_late_columnar_event_is_a_dead_letter_of_its_own_with_every_column(
         assert len(event) == 1 and set(event.columns) == set(mixed.columns)
         for name, column in mixed.columns.items():
             assert event.columns[name].tolist() == column[index : index + 1].tolist()
+
+
+def test_a_columnar_record_that_does_not_decode_is_a_dead_letter(
+    services: Services, run_id: str, workers: WorkerProcesses
+) -> None:
+    """Before, Arrow's error ended the worker at every restart (a crash loop)."""
+    bids = nexmark_input(3_000, PARTITIONS)["bid"]
+    topic = f"{run_id}-bid"
+    create_topics(services, [topic, f"{run_id}-out", f"{run_id}-out.dead"], PARTITIONS)
+    garbage = b"\xff\xff\xff\xff not an arrow stream"
+    at = produce_one(services, topic, 2, garbage, [("trace", b"garbage")])
+    produce(services, topic, bids, "columnar")
+    expected = reference("nexmark-q5", {"bid": bids}, PARTITIONS)
+    env = worker_env(services, run_id, "nexmark-q5", STREAMSHIFT_INPUT_FORMAT="columnar")
+    process = workers.start(env)
+    wait_ready(env, process)
+    assert read_committed(services, f"{run_id}-out", len(expected), 30) == expected
+    [letter] = dead_letters(services, f"{run_id}-out.dead", 1)
+    assert letter["value"] == garbage and letter["headers"][0] == ("trace", b"garbage")
+    assert ours(letter)["reason"].startswith("bad columnar record")
+    assert (ours(letter)["offset"], ours(letter)["original"]) == (str(at), "record")
+    assert process.poll() is None

@@ -51,7 +51,11 @@ def main() -> int:
         print(f"streamshift worker: bad configuration: {error}", file=sys.stderr)
         return 2
     _arenas.keep(config.arena_cache_bytes)
-    worker = Worker(config, Metrics())
+    try:
+        worker = Worker(config, Metrics())
+    except Exception:  # its Kafka clients could not start (brokers away past the retries)
+        log.exception("worker could not start; exiting, the pod restarts it")
+        return 1
     failure: list[BaseException] = []
 
     def body() -> None:
