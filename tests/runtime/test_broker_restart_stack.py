@@ -188,10 +188,10 @@ def test_worker_rides_out_a_frozen_broker_with_exact_output(
             time.sleep(5)
             pod.check()
             assert answers_quickly(env, "/healthz") in (200, 503)
+        before = watch.poll()
         broker.thaw()
         back = time.monotonic()
         produce(private, topic, bids.take(bids.ts >= cut), "json")
-        before = watch.poll()
         recovered_after = None
         while time.monotonic() - back < RECOVERY_GOAL_S + 30:
             pod.check()
