@@ -23,6 +23,10 @@ from streamshift_operator.control import ControlError
 from streamshift_operator.run import Run
 
 
+# What a target activates with: the time split `A`, or a ROWS boundary with its discard.
+SPLIT = ("activation", "boundary", "discard", "history_complete")
+
+
 async def begin_targets(run: Run) -> None:
     for pod, parts in run.targets():
         await run.role(pod, "begin", parts)
@@ -62,7 +66,9 @@ async def drain_origin(run: Run) -> bool:
             return False  # a ROWS window still counts the tuples before its boundary
         answers[pod] = answer
     for pod, parts in run.targets():
-        await run.role(pod, "activate", None, **answers[origin_of(run, parts)])
+        answer = answers[origin_of(run, parts)]
+        split = {k: answer[k] for k in SPLIT if k in answer}
+        await run.role(pod, "activate", None, **split)
     released = 0
     for pod, parts in run.targets():
         origin = role_report(run, origin_of(run, parts))

@@ -66,9 +66,11 @@ PREVIOUS = {"m1": {"role": "target", "done": True, "handed_over_at": {}}}
 
 
 def test_unimico_waits_for_the_origin_of_this_migration() -> None:
-    workers = Workers({"handoff": {"ready": True, "activation": 6_000}})
+    handoff = {"ready": True, "activation": 6_000, "role": "origin", "partitions": [0, 1]}
+    workers = Workers({"handoff": handoff})
     assert not asyncio.run(unimico.drain_origin(run(Protocol.UNIMICO, PREVIOUS, workers)))
     assert [action for _, action, _ in workers.calls] == ["handoff", "activate"]
+    assert workers.calls[1][2] == {"protocol": "unimico", "activation": 6_000}
     done = {**PREVIOUS, "m2": {"role": "origin", "done": True, "handed_over_at": {"bid:0": 7}}}
     workers.calls.clear()
     assert asyncio.run(unimico.drain_origin(run(Protocol.UNIMICO, done, workers)))

@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from operator_specs import builtin_spec
 from streamshift_engine.plan import builtin, parse_plan
 from streamshift_operator import planchange
 from streamshift_operator.decide import initial_status
@@ -16,24 +17,7 @@ from streamshift_operator.target import Refused, resolve
 
 
 def query(plan: str, sources: list[str], parallelism: int) -> StreamQuerySpec:
-    return StreamQuerySpec.model_validate(
-        {
-            "plan": {"builtin": plan},
-            "kafka": {"bootstrapServers": "127.0.0.1:9092"},
-            "sources": [{"name": s, "topic": s, "partitions": 4} for s in sources],
-            "sinks": [{"name": "out", "topic": "out"}],
-            "parallelism": parallelism,
-            "snapshot": {
-                "endpoint": "http://127.0.0.1:9000",
-                "bucket": "snapshots",
-                "credentials": {
-                    "accessKey": {"name": "s3", "key": "a"},
-                    "secretKey": {"name": "s3", "key": "s"},
-                },
-            },
-            "controlToken": {"name": "control", "key": "token"},
-        }
-    )
+    return builtin_spec(plan, sources, parallelism)
 
 
 Q8 = query("nexmark-q8", ["person", "auction"], 2)
@@ -180,7 +164,7 @@ def test_duration_from_the_phase_timeline_and_the_hand_over_patch() -> None:
         }
     )
     recorded = cost(status, t0 + timedelta(seconds=6))
-    assert recorded.duration_seconds == 5.0
+    assert recorded.duration_seconds == 3.5  # Preparing -> Finalizing: the protocol alone
     assert recorded.output_gap_seconds is None  # measured on the output topic (gap.py)
     assert recorded.state_bytes_moved == 4096
     patch = handover_patch(status)

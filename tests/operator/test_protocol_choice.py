@@ -3,6 +3,7 @@ refuses is refused before any pod starts, with what to use instead; `auto` never
 refuses (seed queries with ROWS windows included)."""
 
 import pytest
+from operator_specs import builtin_spec
 from streamshift_engine.migration import capability
 from streamshift_engine.plan import builtin
 from streamshift_operator.decide import initial_status
@@ -14,24 +15,7 @@ SOURCES = {"q2": ["S"], "q3": ["S", "T"], "nexmark-q7": ["bid"], "smq": ["number
 
 
 def query(plan: str) -> StreamQuerySpec:
-    return StreamQuerySpec.model_validate(
-        {
-            "plan": {"builtin": plan},
-            "kafka": {"bootstrapServers": "127.0.0.1:9092"},
-            "sources": [{"name": s, "topic": s, "partitions": 4} for s in SOURCES[plan]],
-            "sinks": [{"name": "out", "topic": "out"}],
-            "parallelism": 1,
-            "snapshot": {
-                "endpoint": "http://127.0.0.1:9000",
-                "bucket": "snapshots",
-                "credentials": {
-                    "accessKey": {"name": "s3", "key": "a"},
-                    "secretKey": {"name": "s3", "key": "s"},
-                },
-            },
-            "controlToken": {"name": "control", "key": "token"},
-        }
-    )
+    return builtin_spec(plan, SOURCES[plan], 1)
 
 
 def move(protocol: str) -> MigrationSpec:

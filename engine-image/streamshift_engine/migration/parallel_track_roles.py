@@ -35,18 +35,15 @@ import numpy as np
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
-from streamshift_engine.events.wire import DeadLetter
 from streamshift_engine.migration import capability, marking, monitor
 from streamshift_engine.migration.port import InstancePort, Position, positions_of
 from streamshift_engine.migration.role import (
+    HoldingTarget,
     Role,
     RoleAction,
-    is_moving,
-    late_letters,
     parse_positions,
     partitions_of,
     position_key,
-    read_by_target_only,
     role_of,
 )
 from streamshift_engine.migration.split import keep_own_side
@@ -111,9 +108,8 @@ class TrackOrigin(Role):
         }
 
 
-class TrackTarget(Role):
+class TrackTarget(HoldingTarget):
     protocol = "parallel-track"
-    side = "target"
 
     def __init__(
         self, migration: str, partitions: frozenset[int], port: InstancePort, body: dict[str, Any]
@@ -130,22 +126,11 @@ class TrackTarget(Role):
         if window is not None:
             gate = TupleGate.install(port.pipeline, window)
             gate.open(self.split, 0, history_complete=not bool(body.get("rows_counted", True)))
-        self.held: list[ResultBatch] = []
-        self.held_letters: list[DeadLetter] = []
-        self.handed_over_at: dict[Position, int] = {}
         self.until: int | None = None  # the origin's watermark last given to `release_until`
         port.read_from(positions)
 
     def on_input(self, port: InstancePort, batches: dict[Position, Batch]) -> dict[Position, Batch]:
-        kept = {}
-        for position, batch in batches.items():
-            if is_moving(self.partitions, position) and len(batch):
-                early = batch.ts < self.floor  # no window holding it reaches `A`
-                if early.any():
-                    self.held_letters += late_letters(batch.take(early))
-                    batch = batch.take(~early)
-            kept[position] = batch
-        return kept
+        return self.from_floor(batches, self.floor)  # no window of a tuple before it reaches `A`
 
     def on_output(self, port: InstancePort, results: list[ResultBatch]) -> list[ResultBatch]:
         split = self.split
@@ -159,13 +144,6 @@ class TrackTarget(Role):
         self.held += later
         return kept
 
-    def on_dead_letters(self, port: InstancePort, letters: list[DeadLetter]) -> list[DeadLetter]:
-        letters, self.held_letters = self.held_letters + letters, []
-        if self.done:
-            return read_by_target_only(letters, self.partitions, self.handed_over_at)
-        self.held_letters = [x for x in letters if x.partition in self.partitions]
-        return [x for x in letters if x.partition not in self.partitions]
-
     def release_until(self, port: InstancePort, until: int) -> dict[str, Any]:
         """Emit and commit the held results due by the origin's watermark `until`."""
         if not self.done:
@@ -175,34 +153,11 @@ class TrackTarget(Role):
                 port.emit(now)
         return self.report()
 
-    def release_output(
-        self, port: InstancePort, handed_over_at: dict[Position, int]
-    ) -> dict[str, Any]:
-        """The origin handed over at these offsets: write what was held (once)."""
-        if not self.done:
-            self.done = True
-            self.handed_over_at = dict(handed_over_at)
-            letters, self.held_letters = self.held_letters, []
-            held, self.held = self.held, []
-            port.send_dead_letters(read_by_target_only(letters, self.partitions, handed_over_at))
-            port.emit(held)
-        return self.report()
-
-    def end_of_input(self, port: InstancePort) -> list[ResultBatch]:
-        """The origin read all input (and sent its dead letters): the held results follow."""
-        self.done = True
-        self.handed_over_at = {p: 1 << 62 for p in positions_of(port.plan, self.partitions)}
-        held, self.held, self.held_letters = self.held, [], []
-        return held
-
-    def taking_over(self) -> frozenset[int]:
-        return frozenset() if self.done else self.partitions
-
     def phase(self) -> str:
         return "running" if self.done else "holding-output"
 
     def report(self) -> dict[str, Any]:
-        return {**super().report(), "split": self.split, "held": sum(len(r) for r in self.held)}
+        return {**super().report(), "split": self.split}
 
 
 def due_by(held: list[ResultBatch], until: int) -> tuple[list[ResultBatch], list[ResultBatch]]:

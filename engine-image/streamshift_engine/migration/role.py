@@ -20,7 +20,7 @@ import orjson
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter
-from streamshift_engine.migration.port import InstancePort, Position
+from streamshift_engine.migration.port import InstancePort, Position, positions_of
 
 R = TypeVar("R", bound="Role")
 
@@ -81,6 +81,67 @@ class Role:
             "partitions": sorted(self.partitions),
             "done": self.done,
         }
+
+
+class HoldingTarget(Role):
+    """A target that holds its results and dead letters of the moving partitions until its
+    origin has handed them over (the protocols that move no state): then the results become
+    visible after the origin's last one, and of the dead letters those of records the origin
+    never read (at or after its hand-over offsets; the origin sent the others)."""
+
+    side = "target"
+
+    def __init__(self, migration: str, partitions: frozenset[int]) -> None:
+        super().__init__(migration, partitions)
+        self.held: list[ResultBatch] = []
+        self.held_letters: list[DeadLetter] = []
+        self.handed_over_at: dict[Position, int] = {}
+
+    def from_floor(self, batches: dict[Position, Batch], floor: int) -> dict[Position, Batch]:
+        """The moving partitions' records from event time `floor` on (those before it are the
+        origin's, or late: held as dead letters, `on_dead_letters` decides)."""
+        kept = {}
+        for position, batch in batches.items():
+            if is_moving(self.partitions, position) and len(batch):
+                early = batch.ts < floor
+                if early.any():
+                    self.held_letters += late_letters(batch.take(early))
+                    batch = batch.take(~early)
+            kept[position] = batch
+        return kept
+
+    def on_dead_letters(self, port: InstancePort, letters: list[DeadLetter]) -> list[DeadLetter]:
+        letters, self.held_letters = self.held_letters + letters, []
+        if self.done:
+            return read_by_target_only(letters, self.partitions, self.handed_over_at)
+        self.held_letters = [x for x in letters if x.partition in self.partitions]
+        return [x for x in letters if x.partition not in self.partitions]
+
+    def release_output(
+        self, port: InstancePort, handed_over_at: dict[Position, int]
+    ) -> dict[str, Any]:
+        """The origin has handed over at these offsets: write what was held (once)."""
+        if not self.done:
+            self.done = True
+            self.handed_over_at = dict(handed_over_at)
+            letters, self.held_letters = self.held_letters, []
+            held, self.held = self.held, []
+            port.send_dead_letters(read_by_target_only(letters, self.partitions, handed_over_at))
+            port.emit(held)
+        return self.report()
+
+    def end_of_input(self, port: InstancePort) -> list[ResultBatch]:
+        """The origin read all input (and sent its dead letters): the held results follow."""
+        self.done = True
+        self.handed_over_at = {p: 1 << 62 for p in positions_of(port.plan, self.partitions)}
+        held, self.held, self.held_letters = self.held, [], []
+        return held
+
+    def taking_over(self) -> frozenset[int]:
+        return frozenset() if self.done else self.partitions
+
+    def report(self) -> dict[str, Any]:
+        return {**super().report(), "held": sum(len(r) for r in self.held)}
 
 
 RoleAction = Callable[

@@ -3,7 +3,7 @@
 Origin and target both compute results for the moving partitions during a hand-off; each keeps
 only its side of a split: the origin the results before it, the target those from it on. The
 target holds its share until the origin has handed over, so per-key order holds for a
-`read_committed` reader (docs/architecture.md, "How the protocols map onto Kafka and pods").
+`read_committed` reader (docs/architecture.md, "How a hand-off keeps output exact").
 """
 
 from __future__ import annotations

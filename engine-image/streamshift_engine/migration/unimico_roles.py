@@ -28,27 +28,24 @@ from typing import Any
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
-from streamshift_engine.events.wire import DeadLetter
 from streamshift_engine.migration import capability, handoff, timestamps
 from streamshift_engine.migration.port import InstancePort, Position, positions_of
 from streamshift_engine.migration.role import (
+    HoldingTarget,
     Role,
     RoleAction,
     is_moving,
-    late_letters,
     parse_positions,
     partitions_of,
     position_key,
-    read_by_target_only,
     role_of,
 )
 from streamshift_engine.migration.split import keep_own_side
 from streamshift_engine.migration.tuple_gate import TupleGate
 
 
-class UniMiCoTarget(Role):
+class UniMiCoTarget(HoldingTarget):
     protocol = "unimico"
-    side = "target"
 
     def __init__(self, migration: str, partitions: frozenset[int], port: InstancePort) -> None:
         super().__init__(migration, partitions)
@@ -59,9 +56,6 @@ class UniMiCoTarget(Role):
         self.largest_first: dict[Position, int | None] = dict.fromkeys(positions)
         self.activation: int | None = None
         self.floor = 0
-        self.held: list[ResultBatch] = []
-        self.held_letters: list[DeadLetter] = []
-        self.handed_over_at: dict[Position, int] = {}
         port.read_from(self.connect)
 
     def ts_start(self) -> int | None:
@@ -80,15 +74,7 @@ class UniMiCoTarget(Role):
             if self.ts_start() is not None:
                 port.stop_reading(list(self.largest_first))
             return {p: b for p, b in batches.items() if not is_moving(self.partitions, p)}
-        kept = {}
-        for position, batch in batches.items():
-            if is_moving(self.partitions, position) and len(batch):
-                early = batch.ts < self.floor  # the origin's, or late (`on_dead_letters`)
-                if early.any():
-                    self.held_letters += late_letters(batch.take(early))
-                    batch = batch.take(~early)
-            kept[position] = batch
-        return kept
+        return self.from_floor(batches, self.floor)
 
     def activate(self, port: InstancePort, answer: dict[str, Any]) -> dict[str, Any]:
         """Start at the origin's activation `A` (or boundary `C`), from the connect offsets."""
@@ -118,38 +104,6 @@ class UniMiCoTarget(Role):
         self.held += kept
         return []
 
-    def on_dead_letters(self, port: InstancePort, letters: list[DeadLetter]) -> list[DeadLetter]:
-        """A moving partition's dead letters once the origin's hand-over offsets are known:
-        those of records the origin never read."""
-        letters, self.held_letters = self.held_letters + letters, []
-        if self.done:
-            return read_by_target_only(letters, self.partitions, self.handed_over_at)
-        self.held_letters = [x for x in letters if x.partition in self.partitions]
-        return [x for x in letters if x.partition not in self.partitions]
-
-    def release_output(
-        self, port: InstancePort, handed_over_at: dict[Position, int]
-    ) -> dict[str, Any]:
-        """The origin has handed over at these offsets: write what was held (once)."""
-        if not self.done:
-            self.done = True
-            self.handed_over_at = dict(handed_over_at)
-            letters, self.held_letters = self.held_letters, []
-            held, self.held = self.held, []
-            port.send_dead_letters(read_by_target_only(letters, self.partitions, handed_over_at))
-            port.emit(held)
-        return self.report()
-
-    def end_of_input(self, port: InstancePort) -> list[ResultBatch]:
-        """The origin read all input (and sent its dead letters): the held results follow."""
-        self.done = True
-        self.handed_over_at = {p: 1 << 62 for p in self.connect}
-        held, self.held, self.held_letters = self.held, [], []
-        return held
-
-    def taking_over(self) -> frozenset[int]:
-        return frozenset() if self.done else self.partitions
-
     def phase(self) -> str:
         if self.done:
             return "running"
@@ -160,7 +114,6 @@ class UniMiCoTarget(Role):
             **super().report(),
             "ts_start": self.ts_start(),
             "activation": self.activation,
-            "held": sum(len(r) for r in self.held),
         }
 
 
