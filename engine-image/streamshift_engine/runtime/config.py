@@ -7,6 +7,12 @@ the setting to fix; env values override the file's. The worker runs the plan wit
 narrowed to the fields it reads (`projection`), and decodes its inputs with `schemas`: those
 fields, the others as unread. STREAMSHIFT_ARENA_CACHE_MB (64 by default, 0 for none) bounds the
 memory of freed Python object arenas the worker keeps for reuse (`streamshift_engine._arenas`).
+STREAMSHIFT_MAX_RECORD_BYTES (1000000 by default, Kafka's own default record limit) bounds every
+record the worker writes, key, value and headers: a dead letter whose original record is longer
+goes out truncated, with its original size and coordinates in headers (`dead_letters`); keep it
+at most the dead-letter topic's `max.message.bytes`. STREAMSHIFT_STALL_S (30 by default) is how
+long the worker loop may go without fetching, or without a fetch returning input that waits,
+before `/healthz` (the pod's liveness) fails (`liveness`).
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ from streamshift_engine.runtime.settings import partitions as partitions_of
 
 Format = Literal["json", "columnar"]
 ARENA_CACHE_MB = 64  # default of STREAMSHIFT_ARENA_CACHE_MB (`streamshift_engine._arenas`)
+MAX_RECORD_BYTES = "1000000"  # default of STREAMSHIFT_MAX_RECORD_BYTES (librdkafka's default)
+MIN_RECORD_BYTES = 4096  # room for a dead letter's coordinates and reason
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,8 @@ class WorkerConfig:
     output_commit_interval_s: float  # between commits once there is output to make visible
     batch_size: int
     arena_cache_bytes: int  # freed pymalloc arenas kept for reuse (`_arenas.keep`)
+    max_record_bytes: int  # the longest record written (dead letters are cut to it)
+    stall_s: float  # the loop is not alive once it did not advance this long (`liveness`)
     control_host: str
     control_port: int
     control_token: str
@@ -143,6 +153,8 @@ def load(env: Mapping[str, str]) -> WorkerConfig:
         output_commit_interval_s=get.parse("STREAMSHIFT_OUTPUT_COMMIT_INTERVAL_S", positive, "0.1"),
         batch_size=get.parse("STREAMSHIFT_BATCH_SIZE", natural, "5000") or 1,
         arena_cache_bytes=arena_cache_mb << 20,
+        max_record_bytes=get.parse("STREAMSHIFT_MAX_RECORD_BYTES", record_bytes, MAX_RECORD_BYTES),
+        stall_s=get.parse("STREAMSHIFT_STALL_S", positive, "30"),
         control_host=get.text("POD_IP", "127.0.0.1"),
         control_port=get.parse("STREAMSHIFT_CONTROL_PORT", port, "8080"),
         control_token=get.text("STREAMSHIFT_CONTROL_TOKEN"),
@@ -170,3 +182,11 @@ def _plan(values: Mapping[str, Any]) -> tuple[Plan, str]:
         return parse_plan(document.get("inline", document)), version
     except (PlanError, KeyError) as error:
         raise ConfigError(setting, str(error)) from None
+
+
+def record_bytes(raw: str) -> int:
+    """A record size limit: room at least for a dead letter's coordinates and reason."""
+    value = int(raw)
+    if value < MIN_RECORD_BYTES:
+        raise ValueError(f"must be at least {MIN_RECORD_BYTES}")
+    return value

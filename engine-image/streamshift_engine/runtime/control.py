@@ -5,6 +5,11 @@ Prometheus); everything under `/v1` needs `Authorization: Bearer <STREAMSHIFT_CO
 (401 otherwise). Role endpoints are keyed by migration id and idempotent: a repeated call returns
 the first call's answer (`pause` reports progress until every marker is reached;
 `release-until` releases what is due by each call's watermark, idempotent by itself).
+
+`/healthz` fails, with the reason, when the worker thread ended or its loop stopped advancing
+(`liveness`); `/readyz` fails then too. `/v1/status` is answered by the worker thread; when it
+does not answer within `STATUS_WAIT_S` the answer is a 503 with the liveness problem, if any,
+never a request left hanging.
 """
 
 from __future__ import annotations
@@ -30,18 +35,26 @@ from streamshift_engine.runtime.track_follow import Follower
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 WORKER = web.AppKey("worker", Worker)
 DONE: web.AppKey[dict[tuple[str, str], Any]] = web.AppKey("done")
-ALIVE: web.AppKey[Callable[[], bool]] = web.AppKey("alive")
+PROBLEM: web.AppKey[Callable[[], str | None]] = web.AppKey("problem")
 MOVING_STATE = web.AppKey("moving_state", MovingStateRoles)
 FOLLOWER = web.AppKey("follower", Follower)
 COMMITS = web.AppKey("commits", CommitWatch)
 Number = TypeVar("Number", int, float)
+STATUS_WAIT_S = 10.0  # a status the worker thread has not answered by then is a 503
 
 
-def build_app(worker: Worker, token: str, alive: Callable[[], bool]) -> web.Application:
+def build_app(
+    worker: Worker,
+    token: str,
+    alive: Callable[[], bool],
+    progress: Callable[[], str | None] = lambda: None,
+) -> web.Application:
+    """The control API of `worker`: alive while `alive()` (its thread runs) and `progress()`
+    names no problem (`liveness`)."""
     app = web.Application(middlewares=[_auth(token), _errors])
     app[WORKER] = worker
     app[DONE] = {}
-    app[ALIVE] = alive
+    app[PROBLEM] = lambda: progress() if alive() else "the worker thread ended"
     app[MOVING_STATE] = MovingStateRoles(worker, token, lambda action: call(worker, action))
     app[FOLLOWER] = Follower(token, lambda action: call(worker, action))
     app[COMMITS] = CommitWatch(worker)
@@ -93,13 +106,15 @@ async def call(worker: Worker, action: Callable[[Worker], Any]) -> Any:
 
 
 async def _healthz(request: web.Request) -> web.Response:
-    ok = request.app[ALIVE]()
-    return web.json_response({"ok": ok}, status=200 if ok else 503)
+    problem = request.app[PROBLEM]()
+    if problem is None:
+        return web.json_response({"ok": True})
+    return web.json_response({"ok": False, "problem": problem}, status=503)
 
 
 async def _readyz(request: web.Request) -> web.Response:
     worker = request.app[WORKER]
-    ready = worker.ready and request.app[ALIVE]()
+    ready = worker.ready and request.app[PROBLEM]() is None
     return web.json_response({"ready": ready, "phase": worker.phase}, status=200 if ready else 503)
 
 
@@ -114,7 +129,12 @@ async def _status(request: web.Request) -> web.Response:
     if "committed_after" in request.query:
         watermark = _number(request, "committed_after", int)
         await request.app[COMMITS].after(watermark, _number(request, "wait", float, "1"))
-    return web.json_response(await call(request.app[WORKER], roles.status))
+    answer = asyncio.ensure_future(call(request.app[WORKER], roles.status))
+    try:  # shielded: the status command stays queued, and the worker answers it unawaited
+        return web.json_response(await asyncio.wait_for(asyncio.shield(answer), STATUS_WAIT_S))
+    except TimeoutError:
+        problem = request.app[PROBLEM]() or f"the worker thread did not answer in {STATUS_WAIT_S} s"
+        return web.json_response({"error": problem}, status=503)
 
 
 def _number(

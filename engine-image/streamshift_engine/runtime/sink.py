@@ -6,7 +6,8 @@ the query's consumer group inside the transaction (`send_offsets_to_transaction`
 a commit and the input it covers become visible together, and a restarted worker knows exactly
 which input its committed output already reflects. Results are keyed by their deterministic id
 and go to the output partition of their key group (records built column-wise by the engine's
-result encoder); dead letters carry the reason in a header.
+result encoder); dead letters carry the original input record, the reason and the record's
+coordinates (`dead_letters`), at most `max_record_bytes` long.
 
 A commit takes several round trips to the brokers (the offsets to the group's coordinator, the
 transaction's end and its markers): 28 ms on average on the local stack while a q8 worker ran
@@ -16,20 +17,28 @@ and the next produce (or `settle`) waits for the commit and opens the next trans
 The rule exactly-once output rests on holds: a transaction's positions are taken when its
 commit starts, after every result of the input they cover was queued in it, and nothing is
 queued in the next transaction before the commit has ended.
+
+Broker outages (`outage`): transactional calls are made again while they fail with retriable
+errors, and a commit that never ends (a librdkafka call ignoring its timeout) raises
+`CommitStuck` in the loop within seconds of the brokers' return, so the worker exits and is
+restarted rather than hanging.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import pyarrow as pa
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from streamshift_engine.events.result_json import Part, encode_results_json
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter, result_ids
 from streamshift_engine.runtime.config import WorkerConfig
+from streamshift_engine.runtime.dead_letters import DeadLetters, Letter
+from streamshift_engine.runtime.outage import GIVE_UP_S, await_commit, retrying
 from streamshift_engine.runtime.source import Position, slots
 
 
@@ -62,12 +71,20 @@ class KafkaSink:
                 "delivery.report.only.error": True,
                 "transaction.timeout.ms": 60000,
                 "queue.buffering.max.messages": queue_records,
+                # A dead letter is cut to `max_record_bytes` (`dead_letters`); the client's own
+                # limit leaves room for the framing of the request around it.
+                "message.max.bytes": max(1_000_000, config.max_record_bytes + (64 << 10)),
             }
         )
-        self.producer.init_transactions(timeout)
+        self.letters = DeadLetters(
+            config.kafka_bootstrap, self.topics, self.slots, config.max_record_bytes
+        )
+        began = time.monotonic()
+        retrying(self.producer.init_transactions, timeout, began + GIVE_UP_S, "init_transactions")
         self.producer.begin_transaction()
         self.committer = ThreadPoolExecutor(1, thread_name_prefix="commit")
         self.committing: Future[None] | None = None
+        self.commit_began = 0.0
         self.settled: Callable[[], None] = _nothing  # called once the commit in flight ended
 
     def results(self, batches: Sequence[ResultBatch]) -> int:
@@ -86,20 +103,28 @@ class KafkaSink:
         return count
 
     def dead_letters(self, letters: Sequence[DeadLetter]) -> None:
-        if letters:
-            self.settle()
-        for letter in letters:
-            headers: list[tuple[str, str | bytes | None]] = [
-                ("reason", letter.reason.encode()),
-                ("source", letter.source.encode()),
-                ("partition", str(letter.partition).encode()),
-                ("offset", str(letter.offset // self.slots).encode()),
-                ("event", str(letter.offset % self.slots).encode()),
-            ]
-            self.producer.produce(
-                self.config.dead_letter_topic, letter.raw, key=None, headers=headers
-            )
-            self.producer.poll(0)
+        """Queue the dead letters in the open transaction, each with its original record."""
+        if not letters:
+            return
+        self.settle()
+        for letter in self.letters.letters(letters):
+            self._produce_letter(letter)
+        self.producer.poll(0)
+
+    def _produce_letter(self, letter: Letter) -> None:
+        """Queue one dead letter; one the client still finds too long goes with its headers
+        alone (its coordinates), never failing the worker."""
+        topic = self.config.dead_letter_topic
+        while True:
+            try:
+                self.producer.produce(topic, letter.value, letter.key, headers=letter.headers)
+                return
+            except BufferError:
+                self.producer.poll(0.05)
+            except KafkaException as error:
+                if error.args[0].code() != KafkaError.MSG_SIZE_TOO_LARGE or not letter.value:
+                    raise
+                letter = letter.bare()
 
     def _produce_all(
         self, topic: str, keys: list[str], values: list[bytes], partitions: list[int]
@@ -141,13 +166,30 @@ class KafkaSink:
         ]
         metadata = group.consumer_group_metadata() if offsets else None
         self.settled = settled
+        self.commit_began = time.monotonic()
         self.committing = self.committer.submit(self._commit, offsets, metadata)
         self.committing.add_done_callback(lambda _: ended())
 
     def _commit(self, offsets: list[TopicPartition], metadata: object) -> None:
+        """The offsets and the commit, each made again after a retriable error (the brokers
+        away) until the transaction's own timeout."""
+        deadline = self.commit_began + GIVE_UP_S
         if offsets:
-            self.producer.send_offsets_to_transaction(offsets, metadata, self.timeout)
-        self.producer.commit_transaction(self.timeout)
+            producer = self.producer
+
+            def send(timeout: float) -> None:
+                producer.send_offsets_to_transaction(offsets, metadata, timeout)
+
+            retrying(send, self.timeout, deadline, "send_offsets_to_transaction")
+        retrying(self.producer.commit_transaction, self.timeout, deadline, "commit_transaction")
+
+    def reachable(self) -> bool:
+        """Whether a broker answers a metadata request (within 2 s)."""
+        try:
+            self.producer.list_topics(timeout=2.0)
+        except KafkaException:
+            return False
+        return True
 
     def settle(self, wait: bool = True) -> bool:
         """End the commit in flight, if any (waiting for it unless `wait` is false; its error
@@ -158,6 +200,7 @@ class KafkaSink:
             return True
         if not wait and not committing.done():
             return False
+        await_commit(committing, self.commit_began, self.reachable, time.monotonic)
         self.committing = None
         committing.result()
         self.producer.begin_transaction()
@@ -172,6 +215,7 @@ class KafkaSink:
             self.committer.shutdown(wait=True)
         self.producer.abort_transaction(self.timeout)
         self.producer.flush(self.timeout)
+        self.letters.close()
 
 
 class _Known:

@@ -1,7 +1,10 @@
 """`streamshift worker`: run one worker process (config from env, control API on POD_IP).
 
 A bad configuration exits with status 2 and a message naming the setting. SIGTERM commits, takes
-a final snapshot and exits 0; a worker that fails exits 1 (the pod restarts and recovers).
+a final snapshot and exits 0; a worker that fails exits 1 (the pod restarts and recovers), at
+once, with a log line saying so: threads left blocked in a Kafka client call (a stuck commit,
+`outage`) are not waited for. `/healthz` is the loop's liveness (`liveness`): its thread runs
+and it advances.
 
 The `streamshift` console registers every subcommand by importing its module, so this module
 imports the worker's runtime (aiohttp, Kafka, MinIO, the engine) only when `main` runs: the other
@@ -48,7 +51,11 @@ def main() -> int:
         print(f"streamshift worker: bad configuration: {error}", file=sys.stderr)
         return 2
     _arenas.keep(config.arena_cache_bytes)
-    worker = Worker(config, Metrics())
+    try:
+        worker = Worker(config, Metrics())
+    except Exception:  # its Kafka clients could not start (brokers away past the retries)
+        log.exception("worker could not start; exiting, the pod restarts it")
+        return 1
     failure: list[BaseException] = []
 
     def body() -> None:
@@ -60,9 +67,17 @@ def main() -> int:
 
     thread = threading.Thread(target=body, name="worker", daemon=True)
     thread.start()
-    app = build_app(worker, config.control_token, thread.is_alive)
+    app = build_app(worker, config.control_token, thread.is_alive, worker.source.progress.problem)
     asyncio.run(_serve(app, config.control_host, config.control_port, worker, thread))
-    return 1 if failure else 0
+    if failure:
+        log.error(
+            "worker exiting after a failure; the pod restarts it and it recovers from its last "
+            "snapshot and the committed offsets",
+            extra={"error": repr(failure[0])},
+        )
+        logging.shutdown()
+        os._exit(1)  # not waiting for threads a failed Kafka call may have left blocked
+    return 0
 
 
 async def _serve(
