@@ -1,0 +1,184 @@
+"""`JoinState`: one side of a symmetric join, held as columns, seen as a `KeyedRecordStore`.
+
+The join works on whole columns (`table`, `replace`). Code that reads or fills a join side per
+tuple (a plan change recomputing state, the migration monitor, snapshots restored) sees the
+`KeyedRecordStore` it knows: `groups`, per (partition, join key) the tuples
+`(ts, min_ts, max_ts, identity, *fields)` oldest first. Whichever form was used last holds the
+state; the other is built from it on demand (one pass over the state), so a migration's reads
+and writes between two batches cost one conversion each way.
+
+An input record's identity (`source@partition:offset`) is kept as its partition and offset and
+formatted only when it is needed (a result, a tuple handed out), as for `TumblingWindowJoin`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from streamshift_engine.state.stores import KeyedRecordStore
+from streamshift_engine.windows.record_windows import python_column
+
+Columns = dict[str, npt.NDArray[Any]]
+Groups = dict[tuple[int, Any], list[tuple[Any, ...]]]
+META = ("ts", "min_ts", "max_ts", "identity")
+
+
+class JoinState(KeyedRecordStore):
+    """Columns `partition`, `ts`, `min_ts`, `max_ts`, `identity` (None: formatted from
+    `place_partition`, `place_offset` and `place_source`), and `v:<field>` per field."""
+
+    def __init__(self, fields: Sequence[str], key_at: Sequence[int]) -> None:
+        self.values = tuple(fields)
+        self.key_at = tuple(key_at)
+        self.place_source: str | None = None
+        self._table: Columns | None = None
+        self._groups: Groups | None = {}
+        super().__init__((*META, *fields))
+
+    @property
+    def groups(self) -> Groups:
+        """The tuples per (partition, join key), built from the columns if they hold the state
+        (from then on the groups hold it, until the join's next `table`)."""
+        if self._groups is None:
+            self._groups = self._to_groups()
+            self._table = None
+        return self._groups
+
+    @groups.setter
+    def groups(self, groups: Groups) -> None:
+        self._groups, self._table = groups, None
+
+    def table(self) -> Columns | None:
+        """The state as columns (None: no tuple), built from the groups if they hold it."""
+        if self._groups is not None:
+            self._table = self._from_groups(self._groups)
+            self._groups = None
+        return self._table
+
+    def replace(self, table: Columns) -> None:
+        """The state is now `table`."""
+        self._table = table if len(table["ts"]) else None
+        self._groups = None
+
+    def identities(self, table: Columns, at: npt.NDArray[np.int64]) -> list[str]:
+        """The identities of rows `at` of `table` (this side's rows)."""
+        texts: list[str] = table["identity"][at].tolist()
+        missing = [i for i, text in enumerate(texts) if text is None]
+        if missing:
+            partitions = table["place_partition"][at].tolist()
+            offsets = table["place_offset"][at].tolist()
+            for i in missing:
+                texts[i] = f"{self.place_source}@{partitions[i]}:{offsets[i]}"
+        return texts
+
+    def place_texts(self, table: Columns, at: npt.NDArray[np.int64]) -> pa.Array | None:
+        """The identities of rows `at` as an Arrow string array, when all are input places
+        (else None)."""
+        if self.place_source is None:
+            return None
+        partitions = table["place_partition"][at]
+        if len(partitions) and int(partitions.min()) < 0:
+            return None
+        parts = [pc.cast(pa.array(a), pa.string()) for a in (partitions, table["place_offset"][at])]
+        return pc.binary_join_element_wise(f"{self.place_source}@", parts[0], ":", parts[1], "")
+
+    def _to_groups(self) -> Groups:
+        groups: Groups = {}
+        table = self._table
+        if table is None:
+            return groups
+        values = [table[f"v:{name}"].tolist() for name in self.values]
+        every = np.arange(len(table["ts"]), dtype=np.int64)
+        records = zip(
+            table["ts"].tolist(),
+            table["min_ts"].tolist(),
+            table["max_ts"].tolist(),
+            self.identities(table, every),
+            *values,
+            strict=True,
+        )
+        for partition, record in zip(table["partition"].tolist(), records, strict=True):
+            key = tuple(record[len(META) + i] for i in self.key_at)
+            group = groups.get((partition, key))
+            if group is None:
+                group = groups[(partition, key)] = []
+            group.append(record)
+        return groups
+
+    def _from_groups(self, groups: Groups) -> Columns | None:
+        rows = [(p, *record) for (p, _), records in groups.items() for record in records]
+        if not rows:
+            return None
+        columns = list(zip(*rows, strict=True))
+        n = len(rows)
+        table: Columns = {
+            "partition": np.asarray(columns[0], np.int32),
+            "ts": np.asarray(columns[1], np.int64),
+            "min_ts": np.asarray(columns[2], np.int64),
+            "max_ts": np.asarray(columns[3], np.int64),
+            "identity": python_column(list(columns[4])).astype(object),
+            "place_partition": np.full(n, -1, np.int64),
+            "place_offset": np.full(n, -1, np.int64),
+        }
+        for index, name in enumerate(self.values):
+            table[f"v:{name}"] = python_column(list(columns[1 + len(META) + index]))
+        return table
+
+    def snapshot(self, partitions: Collection[int] | None = None) -> dict[str, Any]:
+        if self._groups is not None:
+            return super().snapshot(partitions)
+        table = self._table
+        if table is not None and partitions is not None:
+            chosen = np.isin(table["partition"], list(partitions))
+            table = {name: column[chosen] for name, column in table.items()}
+        n = 0 if table is None else len(table["ts"])
+        columns: dict[str, Any] = {"partition": np.empty(0, np.int32)}
+        if table is not None:
+            columns["partition"] = table["partition"].astype(np.int32)
+        keys = np.empty(n, dtype=object)
+        texts = np.empty(n, dtype=object)
+        if table is not None:
+            parts = [table[f"v:{self.values[i]}"].tolist() for i in self.key_at]
+            keys[:] = list(zip(*parts, strict=True))
+            texts[:] = self.identities(table, np.arange(n, dtype=np.int64))
+        columns["key"] = keys
+        for name in self.fields:
+            values = np.empty(n, dtype=object)
+            if name == "identity":
+                values = texts
+            elif table is not None:
+                column = table[name] if name in META else table[f"v:{name}"]
+                values[:] = column.tolist()
+            columns[name] = values
+        return columns
+
+    def restore(self, columns: Mapping[str, npt.NDArray[Any]]) -> None:
+        self.groups  # noqa: B018 (the groups hold the state while restoring)
+        super().restore(columns)
+
+    def drop(self, partitions: Collection[int]) -> None:
+        if self._groups is not None:
+            super().drop(partitions)
+            return
+        if self._table is not None:
+            keep = ~np.isin(self._table["partition"], list(partitions))
+            self.replace({name: column[keep] for name, column in self._table.items()})
+
+    def nbytes(self) -> int:
+        if self._groups is not None:
+            return super().nbytes()
+        rows = 0 if self._table is None else len(self._table["ts"])
+        return 64 * (1 + len(self.fields)) * rows
+
+    def partitions(self) -> set[int]:
+        if self._groups is not None:
+            return super().partitions()
+        if self._table is None:
+            return set()
+        return set(np.unique(self._table["partition"]).tolist())
