@@ -8,6 +8,7 @@ from typing import Any
 from streamshift_engine.operators.auction_close import AuctionClose
 from streamshift_engine.operators.base import Operator
 from streamshift_engine.operators.joins import RangeJoin, RowsJoin
+from streamshift_engine.operators.recent_aggregate import RecentAggregate
 from streamshift_engine.operators.running_aggregate import RunningAggregate
 from streamshift_engine.operators.stateful_map import StatefulMap
 from streamshift_engine.operators.stateless import Filter, Map
@@ -73,7 +74,9 @@ def _build(spec: OperatorSpec, plan: Plan) -> Operator:
         return StatefulMap(spec.id, params["key"], params.get("output", "count"), info.keyed)
     if spec.type == "auction_close":
         carry = params.get("carry", [])
-        return AuctionClose(spec.id, carry, {n: _dtypes(upstream[0])[n] for n in carry})
+        carried = {n: _dtypes(upstream[0])[n] for n in carry}
+        reserve, until = params.get("reserve", True), params.get("until", "expires")
+        return AuctionClose(spec.id, carry, carried, reserve, until)
     if spec.type == "topk":
         window = window_spec(spec.id, params["window"], ("time",)) if "window" in params else None
         return TopK(
@@ -108,6 +111,10 @@ def _build(spec: OperatorSpec, plan: Plan) -> Operator:
     ]
     group_by = params.get("group_by", [])
     if spec.type == "running_aggregate":
+        if "last" in params:
+            last = params["last"]
+            rows, by = last["rows"], last.get("by", [])
+            return RecentAggregate(spec.id, group_by, aggregates, info.keyed, rows, by)
         return RunningAggregate(spec.id, group_by, aggregates, info.keyed)
     window = info.window
     assert window is not None and spec.type == "window_aggregate"
