@@ -51,6 +51,7 @@ from streamshift_engine.operators.stream import (
     min_ts,
     stream,
 )
+from streamshift_engine.state.stores import KeyedRecordStore
 
 Record = tuple[Any, ...]
 TS, MIN, MAX, IDENTITY, VALUES = 0, 1, 2, 3, 4
@@ -90,12 +91,19 @@ class SymmetricJoin(Operator):
         self.size = size
         self.side_fields = [tuple(fields) for fields in side_fields]
         self.side_keys = [tuple(keys) for keys in side_keys]
-        self.state = [
+        self.state: list[KeyedRecordStore] = [
             JoinState(fields, [fields.index(f) for f in self.on[side]])
             for side, fields in enumerate(self.side_fields)
         ]
         self.stores = {"left": self.state[0], "right": self.state[1]}
         self.latest_min = [INT64_MIN, INT64_MIN]
+
+    def side(self, index: int) -> JoinState:
+        """A side's state (a plan change may have put the old join's there: also a
+        `JoinState`)."""
+        state = self.state[index]
+        assert isinstance(state, JoinState)
+        return state
 
     def joinable(self, left: Record, right: Record) -> bool:
         """Whether two held tuples join (the per-tuple form of `_joinable`)."""
@@ -111,7 +119,7 @@ class SymmetricJoin(Operator):
         arriving = [self._arrivals(side, batch) for side, batch in enumerate(sides)]
         if all(rows is None for rows in arriving):
             return []
-        held = [state.table() for state in self.state]
+        held = [self.side(side).table() for side in (0, 1)]
         tables = [_concat(h, a) for h, a in zip(held, arriving, strict=True)]
         counts = [_rows(h) for h in held]
         codes, groups = self._group_codes(tables)
@@ -126,7 +134,7 @@ class SymmetricJoin(Operator):
             table = tables[side]
             if table is not None:
                 rows = {n: c[kept[side]] for n, c in table.items() if n != "rank"}
-                self.state[side].replace(rows)
+                self.side(side).replace(rows)
         return [self._results(tables, *matches)] if len(matches[0]) else []
 
     def _arrivals(self, side: int, batch: Batch | None) -> Columns | None:
@@ -142,7 +150,7 @@ class SymmetricJoin(Operator):
         }
         rank = columns.get(RANK)
         rows["rank"] = np.arange(len(batch), dtype=np.int64) if rank is None else rank
-        state = self.state[side]
+        state = self.side(side)
         places = not self.side_keys[side] and WINDOW_START not in columns
         if places and state.place_source in (None, batch.source):
             state.place_source = batch.source
@@ -282,17 +290,18 @@ class SymmetricJoin(Operator):
         of different sources (whose order is that of `source@`), else part by part."""
         left, right = tables
         assert left is not None and right is not None
-        sources = [state.place_source for state in self.state]
+        states = [self.side(0), self.side(1)]
+        sources = [state.place_source for state in states]
         places = [
             state.place_texts(table, rows)
-            for state, table, rows in zip(self.state, (left, right), at, strict=True)
+            for state, table, rows in zip(states, (left, right), at, strict=True)
         ]
         if places[0] is not None and places[1] is not None and sources[0] != sources[1]:
             first, second = places if f"{sources[0]}@" < f"{sources[1]}@" else places[::-1]
             return pc.binary_join_element_wise(first, second, "*").to_numpy(zero_copy_only=False)
         texts = [
             state.identities(table, rows)
-            for state, table, rows in zip(self.state, (left, right), at, strict=True)
+            for state, table, rows in zip(states, (left, right), at, strict=True)
         ]
         ids = np.empty(len(at[0]), dtype=object)
         ids[:] = [combined(a, b) for a, b in zip(*texts, strict=True)]
@@ -423,13 +432,13 @@ class RangeJoin(SymmetricJoin):
         """Purge every key's state by lemma 2.2, using the largest `min_ts` seen on the other
         side (memory only: `_joinable` decides what joins)."""
         for side in (0, 1):
-            table = self.state[side].table()
+            table = self.side(side).table()
             if table is None:
                 continue
             bound = max(min(self.latest_min[1 - side], watermark) - self.size, INT64_MIN)
             keep = table["max_ts"] >= bound
             if not keep.all():
-                self.state[side].replace({n: c[keep] for n, c in table.items()})
+                self.side(side).replace({n: c[keep] for n, c in table.items()})
         return []
 
 

@@ -58,6 +58,10 @@ def _windowed(plan: Plan, node: str) -> bool:
     return False
 
 
+def _joins(plan: Plan, node: str) -> bool:
+    return any(spec.id == node and spec.type == "window_join" for spec in plan.operators)
+
+
 def _dtypes(info: NodeInfo) -> dict[str, Any]:
     return {name: FIELD_TYPES[kind] for name, kind in info.fields.items()}
 
@@ -100,7 +104,8 @@ def _build(spec: OperatorSpec, plan: Plan) -> Operator:
         if window.kind == "time":
             dtypes = [_dtypes(side) for side in upstream]
             origins = [origin(plan, name) for name in spec.inputs]
-            windowed = [_windowed(plan, name) for name in origins]
+            # a join's results are named by their base tuples alone, whatever window they had
+            windowed = [_windowed(plan, name) and not _joins(plan, name) for name in origins]
             return TumblingWindowJoin(
                 spec.id, spec.inputs, on, window.size, dtypes, keys, origins, windowed, info.keyed
             )
