@@ -1,11 +1,12 @@
-"""The Nexmark queries as plan documents, with the reference semantics (Flink/Beam nexmark).
+"""The Nexmark queries as plan documents, each true to one reference definition (Flink SQL's
+nexmark or Beam's; docs/nexmark.md spells out which and how the others differ).
 
-- q0 pass-through: every bid unchanged.
-- q1 currency conversion: bids with `price` in euro, `0.908 * price` (the reference's dol-to-euro).
-- q2 selection: `auction` and `price` of bids with `auction % 123 == 0`.
-- q3 local item suggestion: persons in OR, ID or CA joined with the auctions they sell in
-  category 10, on `auction.seller = person.id`; an incremental join whose state never expires
-  (expressed as a range join wider than any event-time distance).
+- q0 pass-through (Flink SQL): every bid unchanged.
+- q1 currency conversion (Flink SQL): bids with `price` in euro, `0.908 * price`.
+- q2 selection (Flink SQL): `auction` and `price` of bids with `auction % 123 == 0`.
+- q3 local item suggestion (Flink SQL): persons in OR, ID or CA joined with the auctions they
+  sell in category 10, on `auction.seller = person.id`; an incremental join whose state never
+  expires (expressed as a range join wider than any event-time distance).
 - q4 average price per category, after Flink SQL's nexmark q4 (`MAX(B.price)` per auction over
   the bids with `B.dateTime BETWEEN A.dateTime AND A.expires`, both bounds inclusive, no reserve
   filter; then `AVG` per category): each auction closes at its `expires` with its highest bid
@@ -21,12 +22,15 @@
   (`MovingMeanSellingPrice(10)`), and their mean rounded half up (`Math.round`). Beam updates on
   every winning bid; here one result per seller and close time, id
   `nexmark-q6|-1|-1|<seller>:<close ts>`, with `price`. Global, as q4.
-- q5 hot items: per sliding window (10 s, slide 2 s) the auction(s) with the most bids; global.
-- q7 highest bid: per tumbling window (10 s) the bid(s) with the highest price; global.
-- q8 monitor new users: persons who created an auction in the tumbling window (10 s) in which
-  they registered. As in the reference SQL each side is reduced per window first (persons to
-  id and name; auctions to one row per seller and window, with their count), then the two are
-  joined on `person.id = seller` in the same tumbling window; keyed by the person.
+- q5 hot items (Flink SQL): per sliding window (10 s, slide 2 s) the auction(s) with the most
+  bids, every tie; global.
+- q7 highest bid (Beam): per tumbling window (10 s) the bid(s) with the highest price in it,
+  every tie; global.
+- q8 monitor new users (Flink SQL): persons who created an auction in the tumbling window
+  (10 s) in which they registered. As in the reference SQL each side is reduced per window
+  first (persons to id and name; auctions to one row per seller and window, with their
+  count), then the two are joined on `person.id = seller` in the same tumbling window; keyed
+  by the person.
 
 Inputs use the Nexmark record schemas (`nexmark.model`); bids are keyed by auction, auctions by
 seller and persons by id, so q3 and q8 join co-partitioned inputs.
