@@ -204,14 +204,12 @@ class Instance:
 
     def _ranked(self, merged: Mapping[str, Batch]) -> list[Batch]:
         """Each input's released records with their place in the global `(ts, input index,
-        partition, offset)` order as `_rank`, for a pipeline that takes them all at once."""
+        partition, offset)` order as `_rank`, for a pipeline that takes them all at once (each
+        input's records are in that order already: a stable merge by `ts` gives it)."""
         names = [name for name in self.input_names if name in merged]
         ts = np.concatenate([merged[n].ts for n in names])
-        index = np.concatenate([np.full(len(merged[n]), i) for i, n in enumerate(names)])
-        partition = np.concatenate([merged[n].partition for n in names])
-        offset = np.concatenate([merged[n].offset for n in names])
         rank = np.empty(len(ts), np.int64)
-        rank[np.lexsort((offset, partition, index, ts))] = np.arange(len(ts))
+        rank[np.argsort(ts, kind="stable")] = np.arange(len(ts))
         bounds = np.cumsum([len(merged[n]) for n in names])[:-1]
         return [
             merged[name].with_columns({**merged[name].columns, RANK: ranks})

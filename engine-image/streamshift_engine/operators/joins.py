@@ -150,6 +150,11 @@ class SymmetricJoin(Operator):
         }
         rank = columns.get(RANK)
         rows["rank"] = np.arange(len(batch), dtype=np.int64) if rank is None else rank
+        if rank is not None and bool(np.any(rank[1:] < rank[:-1])):
+            order = np.argsort(rank, kind="stable")
+            batch = batch.take(order)
+            columns = batch.columns
+            rows = {name: column[order] for name, column in rows.items()}
         state = self.side(side)
         places = not self.side_keys[side] and WINDOW_START not in columns
         if places and state.place_source in (None, batch.source):
@@ -221,16 +226,16 @@ class SymmetricJoin(Operator):
         held = counts[1 - side]
         other_codes = codes[1 - side]
         # the other side's held rows by code, oldest first
-        by_code = np.argsort(other_codes[:held], kind="stable")
+        by_code = _by_code(other_codes[:held], groups)
         held_count = np.bincount(other_codes[:held], minlength=groups)
         low = (np.cumsum(held_count) - held_count)[code]
         # the other side's arriving rows by code, then rank; how many rank ahead of each row
         later_codes = other_codes[held:]
         later_rank = other["rank"][held:]
-        by_rank = np.lexsort((later_rank, later_codes))
+        by_rank = _by_code(later_codes, groups)  # arrivals come in rank order
         later_count = np.bincount(later_codes, minlength=groups)
         group_start = (np.cumsum(later_count) - later_count)[code]
-        before = _ahead(code, rank, later_codes, later_rank) - group_start
+        before = _ahead(code, rank, later_codes, later_rank, groups) - group_start
         held_from, held_to, later_from = self._candidates(
             held_count[code],
             before,
@@ -335,16 +340,23 @@ class SymmetricJoin(Operator):
         return stream(self.id, ts, partition, columns)
 
 
-def _ahead(code: Index, rank: Index, other_code: Index, other_rank: Index) -> Index:
-    """For each row `(code, rank)`, how many of the other rows are smaller in that order."""
-    both_code = np.concatenate([code, other_code])
-    both_rank = np.concatenate([rank, other_rank])
-    order = np.lexsort((both_rank, both_code))
+def _ahead(code: Index, rank: Index, other_code: Index, other_rank: Index, groups: int) -> Index:
+    """For each row `(code, rank)`, how many of the other rows are smaller in that order (both
+    sets come in rank order: one merge, then a stable sort by code)."""
+    merged = np.argsort(np.concatenate([rank, other_rank]), kind="stable")
+    both_code = np.concatenate([code, other_code])[merged]
+    order = merged[_by_code(both_code, groups)]
     is_other = (order >= len(code)).astype(np.int64)
     smaller = np.cumsum(is_other) - is_other
     found = np.empty(len(order), np.int64)
     found[order] = smaller
     return found[: len(code)]
+
+
+def _by_code(codes: Index, groups: int) -> Any:
+    """The rows in code order, stably (a radix sort when the codes fit 16 bits)."""
+    keys = codes.astype(np.uint16) if groups <= 1 << 16 else codes
+    return np.argsort(keys, kind="stable")
 
 
 def _rows(table: Columns | None) -> int:
@@ -419,7 +431,7 @@ class RangeJoin(SymmetricJoin):
             later = codes[1 - side][counts[1 - side] :]
             width = int(max(codes[side].max(initial=0), later.max(initial=0))) + 1
             newest = np.full(width, INT64_MIN, np.int64)
-            order = np.argsort(later, kind="stable")
+            order = _by_code(later, width)
             ordered = later[order]
             starts = np.flatnonzero(np.append(True, ordered[1:] != ordered[:-1]))
             mins = other["min_ts"][counts[1 - side] :][order]
@@ -459,7 +471,7 @@ class RowsJoin(SymmetricJoin):
                 kept.append(slice(None))
                 continue
             code = codes[side]
-            order = np.argsort(code, kind="stable")
+            order = _by_code(code, int(code.max(initial=0)) + 1)
             ordered = code[order]
             boundary = np.ones(len(ordered), dtype=bool)
             boundary[1:] = ordered[1:] != ordered[:-1]
