@@ -308,6 +308,11 @@ def main() -> None:
         help="git revision whose engine runs the same cases first, its rate printed beside "
         "(empty: none)",
     )
+    parser.add_argument(
+        "--against-joins",
+        action="store_true",
+        help="run the joins of --against too (slow: that engine took them run by run)",
+    )
     parser.add_argument("--save", help=argparse.SUPPRESS)
     parser.add_argument("--memory-of", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -405,7 +410,8 @@ def baseline(args: argparse.Namespace) -> dict[str, float]:
         command = [sys.executable, "-m", "bench.engine", "--save", saved, "--against", ""]
         command += ["--events", str(args.events), "--batch", str(args.batch)]
         command += ["--slices", args.slices, "--repeat", str(args.repeat)]
-        command += ["--queries", args.queries, "--memory-events", "0"]
+        queries = [q for q in args.queries.split(",") if args.against_joins or q not in JOINS]
+        command += ["--queries", ",".join(queries), "--memory-events", "0"]
         path = os.pathsep.join([os.path.join(scratch, "engine-image"), root])
         env = {**os.environ, "PYTHONPATH": path}
         print(f"measuring {args.against}'s engine first", flush=True)

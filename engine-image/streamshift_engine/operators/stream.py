@@ -54,6 +54,8 @@ def identities(batch: Batch, result_keys: Sequence[str]) -> list[str]:
             f"{batch.source}|{s}|{e}|{joined[i] if joined else ''}"
             for i, (s, e) in enumerate(zip(starts, ends, strict=True))
         ]
+    if len(result_keys) == 1:
+        return list(map(str, batch.columns[result_keys[0]].tolist()))
     if result_keys:
         keys = [batch.columns[k].tolist() for k in result_keys]
         return [":".join(map(str, parts)) for parts in zip(*keys, strict=True)]
