@@ -38,6 +38,7 @@ class JoinState(KeyedRecordStore):
         self.key_at = tuple(key_at)
         self.place_source: str | None = None
         self._table: Columns | None = None
+        self._length = 0
         self._groups: Groups | None = {}
         super().__init__((*META, *fields))
 
@@ -47,24 +48,58 @@ class JoinState(KeyedRecordStore):
         (from then on the groups hold it, until the join's next `table`)."""
         if self._groups is None:
             self._groups = self._to_groups()
-            self._table = None
+            self._table, self._length = None, 0
         return self._groups
 
     @groups.setter
     def groups(self, groups: Groups) -> None:
-        self._groups, self._table = groups, None
+        self._groups, self._table, self._length = groups, None, 0
 
     def table(self) -> Columns | None:
         """The state as columns (None: no tuple), built from the groups if they hold it."""
         if self._groups is not None:
-            self._table = self._from_groups(self._groups)
-            self._groups = None
-        return self._table
+            self.replace(self._from_groups(self._groups))
+        if self._table is None:
+            return None
+        return {name: column[: self._length] for name, column in self._table.items()}
 
-    def replace(self, table: Columns) -> None:
+    def replace(self, table: Columns | None) -> None:
         """The state is now `table`."""
-        self._table = table if len(table["ts"]) else None
         self._groups = None
+        self._length = 0 if table is None else len(table["ts"])
+        self._table = table if self._length else None
+
+    def extend(self, arriving: Columns | None) -> tuple[Columns | None, int]:
+        """The held rows followed by `arriving` (written after them in buffers with room to
+        spare, so the held rows are not copied again), and how many rows were held."""
+        held = self.table()
+        count = 0 if held is None else len(held["ts"])
+        if arriving is None:
+            return held, count
+        total = count + len(arriving["ts"])
+        buffers = self._table
+        if buffers is None or not _fits(buffers, arriving, total):
+            room = max(2 * total, 64)
+            buffers = {}
+            for name, column in arriving.items():
+                dtype = column.dtype
+                if held is not None and name in held:
+                    dtype = np.result_type(held[name].dtype, dtype)
+                buffer = np.empty(room, dtype)
+                if held is not None:
+                    buffer[:count] = held.get(name, -1)
+                buffers[name] = buffer
+        for name, column in arriving.items():
+            buffers[name][count:total] = column
+        self._table, self._length, self._groups = buffers, total, None
+        return {name: column[:total] for name, column in buffers.items()}, count
+
+    def keep(self, rows: Any) -> None:
+        """Keep only the rows `rows` selects (a mask over `table()`)."""
+        table = self.table()
+        if table is None or rows is None or bool(np.all(rows)):
+            return
+        self.replace({name: column[rows] for name, column in table.items()})
 
     def identities(self, table: Columns, at: npt.NDArray[np.int64]) -> list[str]:
         """The identities of rows `at` of `table` (this side's rows)."""
@@ -90,7 +125,7 @@ class JoinState(KeyedRecordStore):
 
     def _to_groups(self) -> Groups:
         groups: Groups = {}
-        table = self._table
+        table = self.table()
         if table is None:
             return groups
         values = [table[f"v:{name}"].tolist() for name in self.values]
@@ -133,7 +168,7 @@ class JoinState(KeyedRecordStore):
     def snapshot(self, partitions: Collection[int] | None = None) -> dict[str, Any]:
         if self._groups is not None:
             return super().snapshot(partitions)
-        table = self._table
+        table = self.table()
         if table is not None and partitions is not None:
             chosen = np.isin(table["partition"], list(partitions))
             table = {name: column[chosen] for name, column in table.items()}
@@ -166,19 +201,29 @@ class JoinState(KeyedRecordStore):
         if self._groups is not None:
             super().drop(partitions)
             return
-        if self._table is not None:
-            keep = ~np.isin(self._table["partition"], list(partitions))
-            self.replace({name: column[keep] for name, column in self._table.items()})
+        table = self.table()
+        if table is not None:
+            self.keep(~np.isin(table["partition"], list(partitions)))
 
     def nbytes(self) -> int:
         if self._groups is not None:
             return super().nbytes()
-        rows = 0 if self._table is None else len(self._table["ts"])
-        return 64 * (1 + len(self.fields)) * rows
+        return 64 * (1 + len(self.fields)) * self._length
 
     def partitions(self) -> set[int]:
         if self._groups is not None:
             return super().partitions()
-        if self._table is None:
+        table = self.table()
+        if table is None:
             return set()
-        return set(np.unique(self._table["partition"]).tolist())
+        return set(np.unique(table["partition"]).tolist())
+
+
+def _fits(buffers: Columns, arriving: Columns, total: int) -> bool:
+    """Whether `arriving` can be written into `buffers` as they are: the same columns, room
+    for `total` rows, and types that hold its values."""
+    if buffers.keys() != arriving.keys() or len(buffers["ts"]) < total:
+        return False
+    return all(
+        np.can_cast(column.dtype, buffers[name].dtype, "safe") for name, column in arriving.items()
+    )

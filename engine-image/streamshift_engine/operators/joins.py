@@ -119,9 +119,9 @@ class SymmetricJoin(Operator):
         arriving = [self._arrivals(side, batch) for side, batch in enumerate(sides)]
         if all(rows is None for rows in arriving):
             return []
-        held = [self.side(side).table() for side in (0, 1)]
-        tables = [_concat(h, a) for h, a in zip(held, arriving, strict=True)]
-        counts = [_rows(h) for h in held]
+        extended = [self.side(side).extend(arriving[side]) for side in (0, 1)]
+        tables = [table for table, _ in extended]
+        counts = [count for _, count in extended]
         codes, groups = self._group_codes(tables)
         matches = self._matches(tables, counts, codes, groups)
         for side in (0, 1):
@@ -129,13 +129,11 @@ class SymmetricJoin(Operator):
             if arriving[side] is not None and table is not None:
                 first = int(table["min_ts"][counts[side] :].max())
                 self.latest_min[side] = max(self.latest_min[side], first)
+        results = [self._results(tables, *matches)] if len(matches[0]) else []
         kept = self._kept(tables, counts, codes)
         for side in (0, 1):
-            table = tables[side]
-            if table is not None:
-                rows = {n: c[kept[side]] for n, c in table.items() if n != "rank"}
-                self.side(side).replace(rows)
-        return [self._results(tables, *matches)] if len(matches[0]) else []
+            self.side(side).keep(kept[side])
+        return results
 
     def _arrivals(self, side: int, batch: Batch | None) -> Columns | None:
         """A batch as held tuples' columns, plus `rank` (never held)."""
@@ -231,7 +229,7 @@ class SymmetricJoin(Operator):
         low = (np.cumsum(held_count) - held_count)[code]
         # the other side's arriving rows by code, then rank; how many rank ahead of each row
         later_codes = other_codes[held:]
-        later_rank = other["rank"][held:]
+        later_rank = other["rank"][held:] if "rank" in other else np.empty(0, np.int64)
         by_rank = _by_code(later_codes, groups)  # arrivals come in rank order
         later_count = np.bincount(later_codes, minlength=groups)
         group_start = (np.cumsum(later_count) - later_count)[code]
@@ -288,7 +286,7 @@ class SymmetricJoin(Operator):
 
     def _kept(self, tables: list[Columns | None], counts: list[int], codes: list[Index]) -> Any:
         """Per side, the rows its state keeps after the batch (all, by default)."""
-        return [slice(None), slice(None)]
+        return [None, None]
 
     def _ids(self, tables: list[Columns | None], at: list[Index]) -> Any:
         """The combined ids of the pairs: formatted by Arrow when both parts are input places
@@ -363,15 +361,6 @@ def _rows(table: Columns | None) -> int:
     return 0 if table is None else len(table["ts"])
 
 
-def _concat(held: Columns | None, arriving: Columns | None) -> Columns | None:
-    """Held rows then arriving ones; held rows have no rank (-1)."""
-    if held is not None:
-        held = {**held, "rank": np.full(_rows(held), -1, np.int64)}
-    if held is None or arriving is None:
-        return arriving if held is None else held
-    return {name: np.concatenate([held[name], arriving[name]]) for name in arriving}
-
-
 def combined(left: str, right: str) -> str:
     """The id of a combined tuple: its base tuples' ids in sorted order (join-order free)."""
     return "*".join(sorted(f"{left}*{right}".split("*")))
@@ -426,7 +415,7 @@ class RangeJoin(SymmetricJoin):
         for side in (0, 1):
             table, other = tables[side], tables[1 - side]
             if table is None or other is None or _rows(other) == counts[1 - side]:
-                kept.append(slice(None))
+                kept.append(None)
                 continue
             later = codes[1 - side][counts[1 - side] :]
             width = int(max(codes[side].max(initial=0), later.max(initial=0))) + 1
@@ -449,8 +438,7 @@ class RangeJoin(SymmetricJoin):
                 continue
             bound = max(min(self.latest_min[1 - side], watermark) - self.size, INT64_MIN)
             keep = table["max_ts"] >= bound
-            if not keep.all():
-                self.side(side).replace({n: c[keep] for n, c in table.items()})
+            self.side(side).keep(keep)
         return []
 
 
@@ -468,7 +456,7 @@ class RowsJoin(SymmetricJoin):
         kept: list[Any] = []
         for side in (0, 1):
             if tables[side] is None:
-                kept.append(slice(None))
+                kept.append(None)
                 continue
             code = codes[side]
             order = _by_code(code, int(code.max(initial=0)) + 1)
