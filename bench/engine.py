@@ -1,24 +1,29 @@
 """`make bench-engine`: engine events/s per core, JSON and columnar input, against decode.
 
-One process pinned to one core. Nexmark input is generated and encoded in the wire format first
-(JSON: one record per event; columnar: one Arrow IPC record per partition and poll, a poll
-being about `--batch` records); the timed loop decodes each poll partition by partition, feeds
-an engine `Instance` (merge order and watermark as in a worker), polls it and encodes the
-results in the same format (JSON: one record per result, as one Arrow binary array, the buffer
-a producer sends from; building a Python `bytes` per result, as the Kafka sink does for its
-client, is not counted).
-Rates count the events the query reads (bids; persons and auctions for q8). The decode limit is
-the rate at which `orjson.loads` alone gets through the same records. Times are the process's CPU
-time (user + system) on its one core, not wall time: the machine is shared, and a rate per core
-should not count the time other processes hold the core. Each query runs `--repeat` times, its
-decode limit measured before each run, and the best of each is kept (as `timeit` does). The
-ratio of each JSON rate to the decode limit of the query's own records is printed twice: best
-rate over best limit, and the median over the runs of each run's rate over the limit measured
-just before it. CPU time still grows when other processes share the core's caches, and so do
-both sides of a ratio (three runs at load 1.6 to 1.7: q0's best over best 0.50 to 0.74, its
-paired median 0.57 to 0.68); a pair, measured seconds apart, sees about the same load. Peak
-memory of 10M events of q5 and q8 is measured in a fresh subprocess each (`VmHWM`), fed from
-the generator poll by poll, so it shows the state, which the windows must bound.
+One process pinned to one core. The input (Nexmark events; for the seed queries Q1 and Q3 the
+seed streams `S` and `T`) is generated and encoded in the wire format first (JSON: one record
+per event; columnar: one Arrow IPC record per partition and poll, a poll being about `--batch`
+records of the query's inputs); the timed loop decodes each poll partition by partition as the
+worker does (only the fields the plan reads, `runtime.projection`), feeds an engine `Instance`
+(merge order and watermark as in a worker), polls it and encodes the results in the same format
+(JSON: one record per result, as one Arrow binary array, the buffer a producer sends from;
+building a Python `bytes` per result, as the Kafka sink does for its client, is not counted).
+The queries whose joins interleave their inputs (q3, seed Q1, seed Q3) run again with the finer
+polls of `--slices` (5,000 records: a worker's poll), so a rate that falls with the slicing
+shows.
+Rates count the events the query reads (bids; persons and auctions for q3 and q8; auctions and
+bids for q4 and q6; `S` and `T`). The decode limit is the rate at which `orjson.loads` alone
+gets through the same records. Times are the process's CPU time (user + system) on its one
+core, not wall time: the machine is shared, and a rate per core should not count the time other
+processes hold the core. Each query runs `--repeat` times, its decode limit measured before each
+run, and the best of each is kept (as `timeit` does); the median over the runs of each run's
+rate over the limit measured just before it is printed too. CPU time still grows when other
+processes share the core's caches, and so do both sides of a ratio; a pair, measured seconds
+apart, sees about the same load. Beside each rate is the rate of the engine of git revision
+`--against` (`BASELINE`) on the same cases, measured first in the same invocation (its joins
+only with `--against-joins`: it took their input run by run, minutes per case). Peak memory of
+10M events of q5 and q8 is measured in a fresh subprocess each (`VmHWM`), fed from the
+generator poll by poll, so it shows the state, which the windows must bound.
 """
 
 from __future__ import annotations
