@@ -31,11 +31,12 @@ META = ("ts", "min_ts", "max_ts", "identity")
 
 class JoinState(KeyedRecordStore):
     """Columns `partition`, `ts`, `min_ts`, `max_ts`, `identity` (None: formatted from
-    `place_partition`, `place_offset` and `place_source`), and `v:<field>` per field."""
+    `place_partition`, `place_offset` and `place_source`), and `v:<field>` per field; `key`
+    names the join key's fields."""
 
-    def __init__(self, fields: Sequence[str], key_at: Sequence[int]) -> None:
+    def __init__(self, fields: Sequence[str], key: Sequence[str]) -> None:
         self.values = tuple(fields)
-        self.key_at = tuple(key_at)
+        self.key = tuple(key)
         self.place_source: str | None = None
         self._table: Columns | None = None
         self._length = 0
@@ -129,6 +130,7 @@ class JoinState(KeyedRecordStore):
         if table is None:
             return groups
         values = [table[f"v:{name}"].tolist() for name in self.values]
+        key_at = [len(META) + self.values.index(name) for name in self.key]
         every = np.arange(len(table["ts"]), dtype=np.int64)
         records = zip(
             table["ts"].tolist(),
@@ -139,7 +141,7 @@ class JoinState(KeyedRecordStore):
             strict=True,
         )
         for partition, record in zip(table["partition"].tolist(), records, strict=True):
-            key = tuple(record[len(META) + i] for i in self.key_at)
+            key = tuple(record[at] for at in key_at)
             group = groups.get((partition, key))
             if group is None:
                 group = groups[(partition, key)] = []
@@ -179,7 +181,7 @@ class JoinState(KeyedRecordStore):
         keys = np.empty(n, dtype=object)
         texts = np.empty(n, dtype=object)
         if table is not None:
-            parts = [table[f"v:{self.values[i]}"].tolist() for i in self.key_at]
+            parts = [table[f"v:{name}"].tolist() for name in self.key]
             keys[:] = list(zip(*parts, strict=True))
             texts[:] = self.identities(table, np.arange(n, dtype=np.int64))
         columns["key"] = keys

@@ -92,8 +92,7 @@ class SymmetricJoin(Operator):
         self.side_fields = [tuple(fields) for fields in side_fields]
         self.side_keys = [tuple(keys) for keys in side_keys]
         self.state: list[KeyedRecordStore] = [
-            JoinState(fields, [fields.index(f) for f in self.on[side]])
-            for side, fields in enumerate(self.side_fields)
+            JoinState(fields, self.on[side]) for side, fields in enumerate(self.side_fields)
         ]
         self.stores = {"left": self.state[0], "right": self.state[1]}
         self.latest_min = [INT64_MIN, INT64_MIN]
