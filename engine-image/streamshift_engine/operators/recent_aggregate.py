@@ -53,6 +53,7 @@ class RecentAggregate(Operator):
         self.group_by = tuple(group_by)
         self.aggregates = tuple(aggregates)
         self.partials = partial_names(self.aggregates)
+        self.reducers = [_REDUCE[name.split(":", 1)[0]] for name in self.partials]
         self.rows = rows
         self.by = tuple(by)
         self.kept = KeyedRecordStore(("order", "inputs"))
@@ -87,10 +88,9 @@ class RecentAggregate(Operator):
         return [self._output(batch, emitted)]
 
     def _totals(self, kept: list[tuple[Any, ...]]) -> tuple[Any, ...]:
-        columns = zip(*(value for _, value in kept), strict=True)
+        columns = zip(*[value for _, value in kept], strict=True)
         return tuple(
-            _REDUCE[name.split(":", 1)[0]](column)
-            for name, column in zip(self.partials, columns, strict=True)
+            [reduce(column) for reduce, column in zip(self.reducers, columns, strict=True)]
         )
 
     def _output(
