@@ -383,7 +383,7 @@ def measure_cases(
         old = before.get(f"{fmt}|{query}|{batch}")
         beside = "new" if old is None else f"{old:>12,.0f} ({measured.rate / old - 1:+.0%})"
         if fmt == "json":
-            paired[query] = measured.ratio
+            paired.setdefault(query, measured.ratio)
         print(
             f"{query:>7} {fmt:>8} {batch:>6}: {measured.rate:>12,.0f} events/s/core  "
             f"before {beside:<20} {measured.results:>8} results  "
