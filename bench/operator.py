@@ -184,7 +184,8 @@ class Bench:
         )
         try:
             with urllib.request.urlopen(request, timeout=1) as response:
-                report = json.load(response).get("handoff") or {}
+                roles = json.load(response).get("roles") or {}
+                report = roles.get("move") or {}
         except OSError:
             return None
         return report if report.get("activation") is not None else None

@@ -286,28 +286,28 @@ def unimico(run: dict[str, Any]) -> dict[str, Any]:
     begin = time.monotonic()
     body = {"role": "target", "protocol": "unimico", **moving}
     _ok(control(target, "POST", "/v1/migrations/m/begin", body))
-    poll(target, lambda s: s["handoff"]["ts_start"] is not None)
-    ts_start = status(target)["handoff"]["ts_start"]
+    poll(target, lambda s: s["roles"]["m"]["ts_start"] is not None)
+    ts_start = status(target)["roles"]["m"]["ts_start"]
     path = "/v1/migrations/m/handoff"
-    handed = _ok(control(origin, "POST", path, {"ts_start": ts_start, **moving}))
-    activation = {"activation": handed["activation"]}
-    _ok(control(target, "POST", "/v1/migrations/m/activate", activation))
-    poll(origin, lambda s: s["handoff"]["done"])
-    _ok(control(target, "POST", "/v1/migrations/m/release-output"))
+    handoff = {"protocol": "unimico", "ts_start": ts_start, **moving}
+    handed = _ok(control(origin, "POST", path, handoff))
+    _ok(control(target, "POST", "/v1/migrations/m/activate", handed))
+    poll(origin, lambda s: s["roles"]["m"]["done"])
+    released = {"handed_over_at": status(origin)["roles"]["m"]["handed_over_at"]}
+    _ok(control(target, "POST", "/v1/migrations/m/release-output", released))
     return {"downtime": 0.0, "duration": time.monotonic() - begin, "bytes": 0}
 
 
 def parallel_track(run: dict[str, Any]) -> dict[str, Any]:
     origin, target, moving = run["origin"], run["target"], {"partitions": run["moving"]}
     begin = time.monotonic()
-    split = _ok(control(origin, "POST", "/v1/migrations/m/split", moving))
-    body = {"role": "target", "protocol": "parallel-track", **moving}
-    body |= {"split": split["split"], "offsets": split["offsets"]}
+    track = {"protocol": "parallel-track", **moving}
+    split = _ok(control(origin, "POST", "/v1/migrations/m/split", track))
+    body = {"role": "target", **track}
+    body |= {k: split[k] for k in ("split", "offsets", "rows_counted")}
     body["origin"] = f"127.0.0.1:{origin['STREAMSHIFT_CONTROL_PORT']}"
     _ok(control(target, "POST", "/v1/migrations/m/begin", body))
-    poll(target, lambda s: s["track"]["done"])
-    released = {"protocol": "parallel-track"}
-    _ok(control(target, "POST", "/v1/migrations/m/release-output", released))
+    poll(target, lambda s: s["roles"]["m"]["done"])
     return {"downtime": 0.0, "duration": time.monotonic() - begin, "bytes": 0}
 
 

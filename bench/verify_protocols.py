@@ -3,11 +3,14 @@
 Case `i` is `migration.cases.make_case(FAMILIES[i % len(FAMILIES)], i)`: the seed queries Q1, Q2,
 Q3 and SMQ, Nexmark q5, q7 and q8, and random window plans (time and tuple based, tumbling and
 sliding, joins and aggregates), each with its own input, migration start step and message
-delays, run on the engine's `Instance`. Each case runs once without migration and once per
-protocol that accepts its plan; a protocol that refuses a plan is counted apart, with its reason.
+delays, run on the engine's `Instance`; half of them (or all, or none: `--disorder`) with
+out-of-order and late input (`cases.make_case`). Each case runs once without migration and once
+per protocol that accepts its plan, and must give the same results and the same dead letters
+(`run.compare_outcomes`); a protocol that refuses a plan is counted apart, with its reason.
 Cases where only one side emitted (a start after the last result) are exact but hand nothing
 over; the per-protocol line says how many cases had output from both origin and target.
-Prints one line per protocol, the refusals, and the summary line
+Prints one line per protocol (with how many of its exact cases were disordered), the refusals,
+and the summary line
 `protocols exact unimico=N/N parallel-track=N/N ...` where N counts the accepted cases.
 """
 
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 from streamshift_engine.migration.cases import FAMILIES, Case, make_case
 from streamshift_engine.migration.parallel_track import ParallelTrack
 from streamshift_engine.migration.protocol import Protocol
-from streamshift_engine.migration.run import compare
+from streamshift_engine.migration.run import compare_outcomes
 from streamshift_engine.migration.state_moving import MovingState, SavepointRestart, StateTransfer
 from streamshift_engine.migration.unimico import UniMiCo
 
@@ -40,6 +43,8 @@ class Tally:
 
     exact: int = 0
     accepted: int = 0
+    disordered: int = 0
+    disordered_exact: int = 0
     both_emitted: int = 0
     refusals: Counter[str] = field(default_factory=Counter)
     families: Counter[str] = field(default_factory=Counter)
@@ -54,31 +59,43 @@ def check_case(case: Case, tallies: dict[str, Tally]) -> None:
             tally.refusals[reason.split(": ", 1)[1]] += 1
             continue
         tally.accepted += 1
+        tally.disordered += case.disordered
         tally.families[case.family] += 1
         outcome = case.migrated_by(protocol)
-        problems = compare(reference.emitted, outcome.emitted)
+        problems = compare_outcomes(reference, outcome)
         tally.exact += not problems
+        tally.disordered_exact += case.disordered and not problems
         tally.both_emitted += {e.owner for e in outcome.emitted} == {"origin", "target"}
         if problems:
-            where = f"{case.family} seed {case.seed} start {case.start_step}"
+            order = "disordered" if case.disordered else "in order"
+            where = f"{case.family} seed {case.seed} start {case.start_step} {order}"
             print(f"  {protocol.name} {where}: {'; '.join(problems)}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", type=int, default=500)
-    cases = parser.parse_args().cases
+    parser.add_argument(
+        "--disorder",
+        choices=("mixed", "always", "never"),
+        default="mixed",
+        help="out-of-order and late input: in the cases that draw it (half), in all, in none",
+    )
+    arguments = parser.parse_args()
+    cases = arguments.cases
+    disordered = {"mixed": None, "always": True, "never": False}[arguments.disorder]
     tallies: dict[str, Tally] = defaultdict(Tally)
     started = time.perf_counter()
     for index in range(cases):
-        check_case(make_case(FAMILIES[index % len(FAMILIES)], index), tallies)
+        check_case(make_case(FAMILIES[index % len(FAMILIES)], index, disordered), tallies)
     seconds = time.perf_counter() - started
     for protocol in PROTOCOLS:
         tally = tallies[protocol.name]
         plans = ", ".join(f"{name} {count}" for name, count in sorted(tally.families.items()))
         refused = sum(tally.refusals.values())
         print(
-            f"{protocol.name}: {tally.exact}/{tally.accepted} exact, {refused} refused, "
+            f"{protocol.name}: {tally.exact}/{tally.accepted} exact "
+            f"(disordered {tally.disordered_exact}/{tally.disordered}), {refused} refused, "
             f"{tally.both_emitted} with output from both origin and target (accepted: {plans})"
         )
     for protocol in PROTOCOLS:

@@ -1,39 +1,50 @@
 """`Instance`: a `Pipeline` plus the merge-and-watermark logic over per-partition inputs.
 
-Ordering guarantee (docs/design/engine-api.md): records are buffered per (input, partition); the
-watermark is the minimum, over the instance's input partitions, of the largest timestamp read;
-a record is released only when the watermark is strictly greater than its `ts` (end of input
-releases everything), and released records reach the pipeline in the order `(ts, input index,
-partition, offset)` (when no operator of the plan depends on the order across partitions, the
-records of each partition are passed in offset order without that global sort: the results are
-the same, only their order within one firing may differ). A record whose `ts` is below its
-partition's previous maximum is late: it is counted and goes to `dead_letters` with reason
-`late`, and the query carries on. So windows and
-joins give the same result on any instance and in any run.
+Ordering guarantee (docs/design/engine-api.md): records are buffered per (input, partition). Each
+input has a watermark strategy (`plan.model.WatermarkSpec`, Flink's `WatermarkStrategy`): a
+partition's watermark is the largest timestamp read on it minus the strategy's `delay` (bounded
+out-of-orderness plus allowed lateness), never below its floor (below); the instance's watermark
+is the minimum of its partitions'. A record is released only when the instance's watermark is
+strictly greater than its `ts` (end of input releases everything), and released records reach
+the pipeline in the order `(ts, input index, partition, offset)` (when no operator of the plan
+depends on the order across partitions, the records of each partition are passed in `(ts,
+offset)` order without that global sort: the results are the same, only their order within one
+firing may differ). A record whose `ts` is below its partition's watermark (judged before the
+record) is late: it is counted and goes to `dead_letters` with reason `late`, and the query
+carries on. With the strategy's `max_future`, a record more than that ahead of its partition's
+watermark goes to the dead letters with reason `future` and moves nothing. Lateness is judged per
+partition from that partition's records alone, so windows and joins give the same result on any
+instance and in any run.
 
 An input partition that gets no records would hold the watermark back forever. As Flink's
 `withIdleness`, a partition counts as idle once marked so (`mark_idle`, for example when a
-consumer finds it empty) or once `idle_timeout` seconds of `clock` passed without a record for
-it; idle partitions are left out of the minimum (all idle: the watermark holds). A partition
-stops being idle with its next record; its records below the watermark already used are late
-(they go to the dead letters as any late record), so windows that fired are never fed again.
+consumer finds it empty) or once its input's `idle_timeout` (the strategy's, or the instance's
+for every input) seconds of `clock` passed without a record for it; idle partitions are left out
+of the minimum (all idle: the watermark holds). A partition stops being idle with its next
+record, and its floor becomes the watermark already used: its records below it are late (they go
+to the dead letters as any late record), so windows that fired are never fed again.
 
-A snapshot holds the pipeline state of the chosen partitions, the watermark last used (the
-floor below which a woken idle partition's records are late) and, per (input, partition), the
-offset after the last record the state covers (records fed but not yet released are not in it:
-the next owner reads them again from there), the largest timestamp released, and the offset
-after the last record fed (`dead_lettered`): every late record below it already went to the
-dead letters, so one read again after a restore is dropped without a second dead letter.
+A snapshot holds the pipeline state of the chosen partitions, the watermark last used
+(`released`) and, per (input, partition): `covered`, the smallest offset whose record the state
+does not hold (records fed but not yet released are not in it: the next owner reads them again
+from there); `max_released`, the partition's largest timestamp read before that offset (where
+the next owner's judgement of lateness resumes); its floor; and `dead_lettered`, the offset after
+the last record fed. Reading again from `covered` repeats the same judgements: late and future
+records below `dead_lettered` already went to the dead letters and are dropped without a second
+one, and the others below it with `ts` under `released` are in the state already (out of order,
+released records may lie past `covered`) and are dropped too; the rest wait as before.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import zip_longest
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import orjson
 
 from streamshift_engine.events.batch import Batch
@@ -42,12 +53,51 @@ from streamshift_engine.events.wire import DeadLetter
 from streamshift_engine.operators.stream import RANK
 from streamshift_engine.pipeline import Pipeline
 from streamshift_engine.plan import compile
-from streamshift_engine.plan.model import OperatorSpec, Plan
+from streamshift_engine.plan.model import OperatorSpec, Plan, WatermarkSpec
 from streamshift_engine.state import codec
 
 Position = tuple[str, int]
 NONE = -1
 ENVELOPE = 2  # instance snapshots: the pipeline's arrays in the instance's frame (`snapshot_parts`)
+LOWEST = np.iinfo(np.int64).min
+
+
+@dataclass(frozen=True, slots=True)
+class _Waiting:
+    """Accepted records of one partition waiting for the watermark, in `(ts, offset)` order, and
+    per record the partition's largest timestamp read before it (`prior`). `prior` None: the
+    records are in offset order too (an in-order batch) and each one's prior is the timestamp of
+    the one before it, the first one's `first_prior`."""
+
+    batch: Batch
+    prior: npt.NDArray[np.int64] | None
+    first_prior: int
+
+    def split(self, cut: int) -> tuple[_Waiting, _Waiting | None]:
+        """The first `cut` records and the rest (None when none are left)."""
+        if cut == len(self.batch):
+            return self, None
+        head, tail = self.batch.take(slice(0, cut)), self.batch.take(slice(cut, None))
+        if self.prior is None:
+            return _Waiting(head, None, self.first_prior), _Waiting(tail, None, int(head.ts[-1]))
+        return (
+            _Waiting(head, self.prior[:cut], self.first_prior),
+            _Waiting(tail, self.prior[cut:], self.first_prior),
+        )
+
+    def lowest(self) -> tuple[int, int]:
+        """The smallest offset and the partition's largest timestamp read before it."""
+        if self.prior is None:
+            return int(self.batch.offset[0]), self.first_prior
+        i = int(np.argmin(self.batch.offset))
+        return int(self.batch.offset[i]), int(self.prior[i])
+
+    def after_highest(self) -> tuple[int, int]:
+        """The offset after the largest one and the partition's largest timestamp read up to it."""
+        if self.prior is None:
+            return int(self.batch.offset[-1]) + 1, int(self.batch.ts[-1])
+        i = int(np.argmax(self.batch.offset))
+        return int(self.batch.offset[i]) + 1, max(int(self.prior[i]), int(self.batch.ts[i]))
 
 
 class Instance:
@@ -63,21 +113,34 @@ class Instance:
         self.plan = plan
         self.pipeline: Pipeline = compile(plan)
         self.input_names = [spec.name for spec in plan.inputs]
+        self.strategies = {spec.name: spec.watermark for spec in plan.inputs}
         self.assigned = None if partitions is None else set(partitions)
-        self.buffers: dict[Position, list[Batch]] = {}
+        self.buffers: dict[Position, list[_Waiting]] = {}
         self.max_read: dict[Position, int] = {}
         self.max_released: dict[Position, int] = {}
         self.fed_to: dict[Position, int] = {}
         self.covered_to: dict[Position, int] = {}
+        self.released_to: dict[Position, tuple[int, int]] = {}
         self.dead_lettered_to: dict[Position, int] = {}
+        self.floor: dict[Position, int] = {}
+        self.replay: dict[Position, tuple[int, int]] = {}
         self.dead_letters: list[DeadLetter] = []
-        self.counters = {"records_in": 0, "records_processed": 0, "late": 0, "results": 0}
+        self.counters = {
+            "records_in": 0,
+            "records_processed": 0,
+            "late": 0,
+            "future": 0,
+            "results": 0,
+        }
         self.interleave = any(
             op.type == "window_join" and op.params["window"]["kind"] in ("range", "rows")
             for op in plan.operators
         )
         self.ordered = self.interleave or any(_order_sensitive(plan, op) for op in plan.operators)
-        self.idle_timeout = idle_timeout
+        self.idle_timeouts = {
+            spec.name: spec.watermark.idle_timeout if idle_timeout is None else idle_timeout
+            for spec in plan.inputs
+        }
         self.clock = clock
         self.started = clock()
         self.last_fed: dict[Position, float] = {}
@@ -85,32 +148,78 @@ class Instance:
         self.released: int | None = None
 
     def feed(self, input_name: str, partition: int, batch: Batch) -> None:
-        """Records of one input partition, in offset order."""
+        """Records of one input partition, in offset (arrival) order."""
         if len(batch) == 0:
             return
         position = (input_name, partition)
         if self._idle(position) and self.released is not None:
-            floor = max(self.max_read.get(position, self.released), self.released)
-            self.max_read[position] = floor
-            self.max_released[position] = max(self.max_released.get(position, floor), floor)
+            self.floor[position] = max(self.floor.get(position, self.released), self.released)
         self.marked_idle.discard(position)
         self.last_fed[position] = self.clock()
         self.fed_to[position] = int(batch.offset[-1]) + 1
-        previous = self.max_read.get(position, np.iinfo(np.int64).min)
+        strategy = self.strategies[input_name]
+        previous = self.max_read.get(position)
         ts = batch.ts
-        in_order = ts[0] >= previous and bool(np.all(ts[1:] >= ts[:-1]))
-        if not in_order:
-            running = np.maximum(np.maximum.accumulate(ts), previous)
-            late = np.zeros(len(ts), dtype=bool)
-            late[0] = ts[0] < previous
-            late[1:] = ts[1:] < running[:-1]
-            handled = batch.offset < self.dead_lettered_to.get(position, 0)
-            self._dead(batch.take(late & ~handled), "late")
-            batch = batch.take(~late)
-        self.counters["records_in"] += len(batch)
-        if len(batch):
-            self.max_read[position] = int(batch.ts[-1])
-            self.buffers.setdefault(position, []).append(batch)
+        start = int(ts[0]) if previous is None else previous
+        floor = self.floor.get(position, LOWEST)
+        in_order = (
+            position not in self.replay
+            and ts[0] >= start
+            and ts[0] >= floor
+            and bool(np.all(ts[1:] >= ts[:-1]))
+            and (strategy.max_future is None or not _jumps(strategy, ts, start, floor))
+        )
+        if in_order:
+            self.counters["records_in"] += len(batch)
+            self.max_read[position] = int(ts[-1])
+            self.buffers.setdefault(position, []).append(_Waiting(batch, None, start))
+            return
+        self._feed_out_of_order(position, batch, start, floor)
+
+    def _feed_out_of_order(self, position: Position, batch: Batch, start: int, floor: int) -> None:
+        """Judge each record against its partition's watermark before it: late, future (moves
+        nothing) or accepted; accepted records wait sorted by `(ts, offset)`."""
+        strategy = self.strategies[position[0]]
+        ts = batch.ts
+        floors = np.full(len(ts), floor, np.int64)
+        replay_to, replay_released = self.replay.get(position, (0, LOWEST))
+        replaying = batch.offset < replay_to
+        floors[~replaying] = max(floor, replay_released)
+        future = np.zeros(len(ts), dtype=bool)
+        while True:
+            prior = np.empty(len(ts), np.int64)
+            prior[0] = start
+            prior[1:] = np.maximum(np.maximum.accumulate(np.where(future, LOWEST, ts))[:-1], start)
+            watermark = np.maximum(prior - strategy.delay, floors)
+            if strategy.max_future is None:
+                break
+            ahead = (ts > watermark + strategy.max_future) & ~future
+            if not ahead.any():
+                break
+            future |= ahead  # later records' watermarks only fall with these left out
+        late = (ts < watermark) & ~future
+        handled = batch.offset < self.dead_lettered_to.get(position, 0)
+        self._dead(batch.take(late & ~handled), "late")
+        self._dead(batch.take(future & ~handled), "future")
+        accepted = ~(late | future)
+        self.max_read[position] = max(start, int(np.max(np.where(future, LOWEST, ts))))
+        if position in self.replay and int(batch.offset[-1]) + 1 >= replay_to:
+            self.floor[position] = max(floor, replay_released)  # past the records read again
+            del self.replay[position]
+        kept = accepted & ~(replaying & (ts < replay_released))  # the others: in the state
+        in_state = np.flatnonzero(accepted & ~kept)
+        if len(in_state):
+            i = int(in_state[-1])
+            passed = (int(batch.offset[i]) + 1, max(int(prior[i]), int(ts[i])))
+            if passed[0] > self.released_to.get(position, (0, 0))[0]:
+                self.released_to[position] = passed
+        self.counters["records_in"] += int(np.count_nonzero(kept))
+        if not kept.any():
+            return
+        order = np.flatnonzero(kept)
+        order = order[np.argsort(ts[order], kind="stable")]
+        waiting = _Waiting(batch.take(order), prior[order], start)
+        self.buffers.setdefault(position, []).append(waiting)
 
     def _dead(self, batch: Batch, reason: str) -> None:
         self.counters[reason] += len(batch)
@@ -132,14 +241,23 @@ class Instance:
     def _idle(self, position: Position) -> bool:
         if position in self.marked_idle:
             return True
-        if self.idle_timeout is None:
+        timeout = self.idle_timeouts[position[0]]
+        if timeout is None:
             return False
         last = self.last_fed.get(position, self.started)
-        return self.clock() - last > self.idle_timeout
+        return self.clock() - last > timeout
+
+    def partition_watermark(self, position: Position) -> int | None:
+        """The largest timestamp read on (input, partition) minus its input's delay, not below
+        its floor; None before its first record."""
+        largest = self.max_read.get(position)
+        if largest is None:
+            return None
+        return max(largest - self.strategies[position[0]].delay, self.floor.get(position, LOWEST))
 
     def watermark(self) -> int | None:
-        """Minimum over the instance's active (not idle) input partitions of the largest
-        timestamp read; when all are idle, the watermark last used."""
+        """Minimum over the instance's active (not idle) input partitions of their watermarks;
+        when all are idle, the watermark last used."""
         if self.assigned is None:
             positions: Iterable[Position] = self.max_read
         else:
@@ -147,7 +265,7 @@ class Instance:
         active = [position for position in positions if not self._idle(position)]
         if not active:
             return self.released
-        values = [self.max_read.get(position) for position in active]
+        values = [self.partition_watermark(position) for position in active]
         if any(v is None for v in values):
             return None
         return min(v for v in values if v is not None)
@@ -175,21 +293,29 @@ class Instance:
     def _release(self, watermark: int | None) -> list[ResultBatch]:
         released: dict[str, list[Batch]] = {}
         for position in sorted(self.buffers, key=lambda p: (self.input_names.index(p[0]), p[1])):
-            waiting: list[Batch] = []
+            waiting: list[_Waiting] = []
+            ready: list[_Waiting] = []
             for pending in self.buffers[position]:
                 cut = (
-                    len(pending)
+                    len(pending.batch)
                     if watermark is None
-                    else int(np.searchsorted(pending.ts, watermark))
+                    else int(np.searchsorted(pending.batch.ts, watermark))
                 )
-                if cut < len(pending):
-                    waiting.append(pending.take(slice(cut, None)) if cut else pending)
-                if cut:
-                    ready = pending.take(slice(0, cut)) if cut < len(pending) else pending
-                    self.covered_to[position] = int(ready.offset[-1]) + 1
-                    self.max_released[position] = int(ready.ts[-1])
-                    released.setdefault(position[0], []).append(ready)
+                if cut == 0:
+                    waiting.append(pending)
+                    continue
+                head, tail = pending.split(cut)
+                ready.append(head)
+                if tail is not None:
+                    waiting.append(tail)
             self.buffers[position] = waiting
+            if not ready:
+                continue
+            self._cover(position, ready, waiting)
+            parts = [r.batch for r in ready]
+            if any(r.prior is not None for r in ready[1:]) and not self.ordered:
+                parts = [_sorted(Batch.concat(parts))]
+            released.setdefault(position[0], []).extend(parts)
         self.buffers = {p: b for p, b in self.buffers.items() if b}
         merged = {name: Batch.concat(parts) for name, parts in released.items()}
         if self.ordered:
@@ -201,6 +327,17 @@ class Instance:
         for batch in self._in_merge_order(merged):
             results += self.pipeline.process(batch)
         return results
+
+    def _cover(self, position: Position, ready: list[_Waiting], waiting: list[_Waiting]) -> None:
+        """After a release: the smallest offset the state does not hold, and the partition's
+        largest timestamp read before it."""
+        passed = max((r.after_highest() for r in ready), default=None)
+        if passed is not None and passed[0] > self.released_to.get(position, (0, 0))[0]:
+            self.released_to[position] = passed
+        covered = self.released_to[position]
+        if waiting:
+            covered = min(covered, min(w.lowest() for w in waiting))
+        self.covered_to[position], self.max_released[position] = covered
 
     def _ranked(self, merged: Mapping[str, Batch]) -> list[Batch]:
         """Each input's released records with their place in the global `(ts, input index,
@@ -241,7 +378,8 @@ class Instance:
         return dict(self.fed_to)
 
     def covered(self) -> dict[Position, int]:
-        """Per (input, partition), the offset after the last record the state covers."""
+        """Per (input, partition), the smallest offset whose record the state does not hold
+        (every record below it is in the state or went to the dead letters)."""
         return dict(self.covered_to)
 
     def snapshot(self, partitions: Collection[int] | None = None) -> bytes:
@@ -257,25 +395,39 @@ class Instance:
         `pipeline`. Envelope 1 (older snapshots, still restored) nested the pipeline's snapshot
         bytes as one array, a copy of the whole state more on each side."""
 
-        def chosen(position: Position) -> bool:
-            return partitions is None or position[1] in partitions
-
-        covered = [[n, p, o] for (n, p), o in self.covered_to.items() if chosen((n, p))]
-        released = [[n, p, t] for (n, p), t in self.max_released.items() if chosen((n, p))]
-        fed = {p: max(o, self.dead_lettered_to.get(p, o)) for p, o in self.fed_to.items()}
-        dead_lettered = [[n, p, o] for (n, p), o in fed.items() if chosen((n, p))]
         pipeline, arrays = self.pipeline.arrays(partitions)
         meta = {
             "kind": "instance",
             "envelope": ENVELOPE,
             "query": self.plan.name,
-            "covered": covered,
-            "max_released": released,
-            "dead_lettered": dead_lettered,
-            "released": self.released,
+            **self._positions(partitions),
             "pipeline": pipeline,
         }
         return codec.encode_parts(meta, arrays)
+
+    def _positions(self, partitions: Collection[int] | None) -> dict[str, Any]:
+        """A snapshot's positions of `partitions` (all when None): where reading and judging
+        resume (module docstring)."""
+
+        def chosen(position: Position) -> bool:
+            return partitions is None or position[1] in partitions
+
+        fed = {p: max(o, self.dead_lettered_to.get(p, o)) for p, o in self.fed_to.items()}
+        return {
+            "covered": [[n, p, o] for (n, p), o in self.covered_to.items() if chosen((n, p))],
+            "max_released": [
+                [n, p, t] for (n, p), t in self.max_released.items() if chosen((n, p))
+            ],
+            "dead_lettered": [[n, p, o] for (n, p), o in fed.items() if chosen((n, p))],
+            "floor": [[n, p, t] for (n, p), t in self.floor.items() if chosen((n, p))],
+            "released": self.released,
+        }
+
+    def carry_positions(self, old: Instance, partitions: Collection[int] | None = None) -> None:
+        """Take `old`'s positions of `partitions` as a restore of its snapshot would (for a
+        plan change that builds the new state from the old instance rather than restoring it):
+        fed again from `covered()`, the records read again are judged as `old` judged them."""
+        self._adopt_positions(old._positions(partitions))
 
     def restore(self, data: bytes | bytearray | memoryview, adopt: bool = False) -> None:
         """Add the partitions in `data`; feed them again from `covered()` onwards. `adopt`:
@@ -292,14 +444,22 @@ class Instance:
             if not adopt:  # views of bytes the caller keeps: the state gets its own copies
                 arrays = {n: a if a.dtype == object else a.copy() for n, a in arrays.items()}
             self.pipeline.restore_arrays(meta["pipeline"], arrays)
+        self._adopt_positions(meta)
+
+    def _adopt_positions(self, meta: Mapping[str, Any]) -> None:
         for name, partition, offset in meta["covered"]:
             self.covered_to[(name, partition)] = offset
             self.fed_to[(name, partition)] = offset
         for name, partition, ts in meta["max_released"]:
             self.max_released[(name, partition)] = ts
             self.max_read[(name, partition)] = max(ts, self.max_read.get((name, partition), ts))
+            self.released_to[(name, partition)] = (self.covered_to[(name, partition)], ts)
+        for name, partition, ts in meta.get("floor", []):
+            self.floor[(name, partition)] = ts
         for name, partition, offset in meta.get("dead_lettered", []):
             self.dead_lettered_to[(name, partition)] = offset
+            if meta.get("released") is not None:
+                self.replay[(name, partition)] = (offset, meta["released"])
         released = [w for w in (self.released, meta.get("released")) if w is not None]
         self.released = max(released) if released else None
 
@@ -308,8 +468,9 @@ class Instance:
         self.pipeline.drop(partitions)
         leaving = set(partitions)
         tables = (self.buffers, self.max_read, self.max_released, self.fed_to, self.covered_to)
+        others = (self.released_to, self.dead_lettered_to, self.floor, self.replay, self.last_fed)
         self.marked_idle = {p for p in self.marked_idle if p[1] not in leaving}
-        for table in (*tables, self.dead_lettered_to, self.last_fed):
+        for table in (*tables, *others):
             for position in [p for p in table if p[1] in leaving]:
                 del table[position]
         if self.assigned is not None:
@@ -317,6 +478,15 @@ class Instance:
 
     def state_bytes(self) -> int:
         return self.pipeline.state_bytes()
+
+
+def _jumps(strategy: WatermarkSpec, ts: npt.NDArray[np.int64], start: int, floor: int) -> bool:
+    """Whether a batch in order may hold a record past `max_future` (then it is judged record by
+    record): its first record too far ahead, or a step between neighbours larger than
+    `max_future - delay`."""
+    assert strategy.max_future is not None
+    first = int(ts[0]) - max(start - strategy.delay, floor) > strategy.max_future
+    return first or bool(np.any(ts[1:] - ts[:-1] > strategy.max_future - strategy.delay))
 
 
 def _order_sensitive(plan: Plan, operator: OperatorSpec) -> bool:

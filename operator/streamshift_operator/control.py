@@ -44,8 +44,11 @@ class WorkerReport:
     state_bytes: int
     counts: dict[str, int]
     last_snapshot: Snapshot | None
-    handoff: dict[str, Any] | None  # a UniMiCo hand-off under way on this worker
-    track: dict[str, Any] | None  # a parallel track under way on this worker
+    roles: dict[str, dict[str, Any]]  # by migration: this worker's part in it (`Role.report`)
+
+    def role(self, migration: str) -> dict[str, Any] | None:
+        """This worker's part in `migration` (never one of an earlier migration's)."""
+        return self.roles.get(migration)
 
     @classmethod
     def parse(cls, data: dict[str, Any]) -> "WorkerReport":
@@ -66,8 +69,7 @@ class WorkerReport:
                 bytes=int(last["bytes"]),
                 created=datetime.fromtimestamp(float(last["created"]), UTC),
             ),
-            handoff=data.get("handoff"),
-            track=data.get("track"),
+            roles={str(k): dict(v) for k, v in (data.get("roles") or {}).items()},
         )
 
 

@@ -4,10 +4,12 @@ The moving partitions' results land in the sink partitions of their key groups (
 workers' sink rule). Their Kafka timestamps are the wall-clock times the workers produced them;
 read `read_committed`, they are exactly the output a consumer sees. The gap is the longest
 pause between consecutive results over the migration, from entering Preparing to the cost
-being recorded, the pause still open at that time included; it is set against the longest
-pause over a stretch as long just before the migration (the query's own rhythm: q5 fires every
-slide). The cost is recorded once the output has resumed (the open pause is no longer than the
-one before), or after `RESUME_WAIT_S` in Finalizing with the pause still open, a lower bound.
+being recorded, the pause still open at that time included; it is set against the query's
+steady rhythm: the longest pause between consecutive results over a stretch as long just before
+the migration (q5 fires every slide). The rhythm counts only pauses after a result, so a query
+that started within that stretch does not count its start-up (the wait for its first result).
+The cost is recorded once the output has resumed (the open pause is no longer than the
+rhythm), or after `RESUME_WAIT_S` in Finalizing with the pause still open, a lower bound.
 Blocking reads run in a thread.
 """
 
@@ -37,12 +39,21 @@ class Gap:
     open: float  # the pause still open at the end of the migration's stretch
 
 
-def longest_pause(times: Sequence[float], start: float, end: float) -> tuple[float, float]:
+def longest_pause(
+    times: Sequence[float], start: float, end: float, after_a_result: bool = False
+) -> tuple[float, float]:
     """The longest stretch of (start, end] without a result, and the one still open at `end`.
-    A pause is measured from the previous result (or `start` when none came before it)."""
-    last = max((t for t in times if t <= start), default=start)
+    A pause is measured from the previous result (or `start` when none came before it); with
+    `after_a_result`, only from a result (the wait for the stretch's first result is none)."""
+    before = [t for t in times if t <= start]
+    inside = sorted(t for t in times if start < t <= end)
+    if after_a_result and not before:
+        if not inside:
+            return 0.0, 0.0
+        before, inside = [inside[0]], inside[1:]
+    last = max(before, default=start)
     longest = 0.0
-    for t in sorted(t for t in times if start < t <= end):
+    for t in inside:
         longest = max(longest, t - last)
         last = t
     return max(longest, end - last), end - last
@@ -83,11 +94,12 @@ def output_times(bootstrap: str, topic: str, partitions: list[int], since: float
 
 
 def measure(bootstrap: str, topic: str, partitions: list[int], start: float, end: float) -> Gap:
-    """The pauses on `partitions` over [start, end] and over the stretch as long before it."""
+    """The pauses on `partitions` over [start, end], and the rhythm over the stretch as long
+    before it (pauses after a result only)."""
     length = end - start
     times = output_times(bootstrap, topic, partitions, start - length)
     during, still_open = longest_pause(times, start, end)
-    before, _ = longest_pause(times, start - length, start)
+    before, _ = longest_pause(times, start - length, start, after_a_result=True)
     return Gap(during=round(during, 3), before=round(before, 3), open=round(still_open, 3))
 
 

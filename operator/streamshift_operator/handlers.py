@@ -16,7 +16,7 @@ from typing import Any
 
 import kopf
 
-from streamshift_operator import act, migrate, query
+from streamshift_operator import act, logs, migrate, query
 from streamshift_operator.context import Context
 from streamshift_operator.kube import MIGRATIONS, STREAM_QUERIES
 from streamshift_operator.models.common import GROUP, VERSION
@@ -35,6 +35,7 @@ MIGRATION_TICK_S = 0.5
 
 @kopf.on.startup()
 async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+    logs.structured()
     settings.peering.standalone = True
     settings.posting.level = logging.WARNING
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=PREFIX)

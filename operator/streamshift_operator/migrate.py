@@ -4,10 +4,17 @@ The phase machine's state is the Migration's status, read afresh every tick and 
 the resourceVersion it was read at, so a restarted operator (or a tick that lost a race) resumes
 exactly where the status stands. Admission marks the query's `status.activeMigration`; the
 hand-over (`handover`) writes the target placement into the query's status (and its parallelism
-and plan into the spec, as `kubectl scale` would); a terminal phase clears the mark.
+and plan into the spec, as `kubectl scale` would); a terminal phase clears the mark and records
+the migration as the query's `status.lastMigration`.
+
+Finalizing records the cost first, then (with spec.verify) verifies the output, so the protocol's
+duration and gap never include the verification; its own duration is `cost.verificationSeconds`.
+The conditions (Progressing, Ready, Verified) follow the status on every write, and a
+verification that is not exact is a Warning Event.
 """
 
 import asyncio
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,6 +24,7 @@ from streamshift_operator.control import ControlError
 from streamshift_operator.handover import hand_over
 from streamshift_operator.kube import MIGRATIONS, STREAM_QUERIES
 from streamshift_operator.machine import Action, MachineState, Observation, actions_of, transition
+from streamshift_operator.models.common import Condition
 from streamshift_operator.models.migration import (
     TERMINAL,
     MigrationSpec,
@@ -24,14 +32,18 @@ from streamshift_operator.models.migration import (
     Phase,
     PhaseRecord,
 )
-from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
+from streamshift_operator.models.streamquery import (
+    LastMigration,
+    StreamQuerySpec,
+    StreamQueryStatus,
+)
 from streamshift_operator.observe import observe
 from streamshift_operator.pods import QueryIdentity
+from streamshift_operator.record import migration_conditions, status_patch
 from streamshift_operator.run import Run
 from streamshift_operator.steps import perform
 from streamshift_operator.verify import verify
 
-COMMIT_WAIT_S = 1.0  # several of the workers' commit intervals
 CALLER_ACTIONS = frozenset({Action.HAND_OVER, Action.RECORD_COST, Action.VERIFY_OUTPUT})
 
 
@@ -71,15 +83,44 @@ async def tick(ctx: Context, namespace: str, name: str) -> bool:
         say(body, decision.phase.value, decision.message or f"entered {decision.phase}")
     status.phase = decision.phase
     status.message = decision.message
+    check = status.verification
+    if decision.phase is Phase.SUCCEEDED and check is not None and not check.exact:
+        status.message = f"the hand-off succeeded but the output is not exact: {check.message}"
     status.observed_generation = body["metadata"]["generation"]
+    status.conditions = [
+        Condition.model_validate(c)
+        for c in migration_conditions(status, spec.verify, datetime.now(UTC))  # after the work
+    ]
     if status == as_read:
         return False  # nothing new: no write, no watch event
     version = body["metadata"]["resourceVersion"]
-    if not await ctx.kube.patch_status(MIGRATIONS, namespace, name, status.wire(), version):
+    patch = status_patch(status, as_read)
+    if not await ctx.kube.patch_status(MIGRATIONS, namespace, name, patch, version):
         return False
+    if status.verification is not None and as_read.verification is None:
+        check = status.verification
+        say = events.normal if check.exact else events.warning
+        say(body, "Verified" if check.exact else "NotExact", check.message or str(check.exact))
     if decision.phase in TERMINAL and query is not None:
+        await _record_on_query(ctx, query, name, status)
         await admit.release(ctx, query, name)
     return moved and decision.phase not in TERMINAL
+
+
+async def _record_on_query(
+    ctx: Context, query: dict[str, Any], name: str, status: MigrationStatus
+) -> None:
+    """The query's `status.lastMigration`: this migration, how it ended, whether verified."""
+    last = LastMigration(
+        name=name,
+        phase=status.phase.value,
+        protocol=None if status.protocol is None else status.protocol.value,
+        verified=None if status.verification is None else status.verification.exact,
+        finished_at=datetime.now(UTC),
+    )
+    meta = query["metadata"]
+    patch = {"lastMigration": {"verified": None, **last.wire()}}
+    await ctx.kube.patch_status(STREAM_QUERIES, meta["namespace"], meta["name"], patch)
 
 
 async def _step(
@@ -117,19 +158,24 @@ async def _step(
         status.cost.events_processed_twice = run.learned["twice"]
     if done and Action.HAND_OVER in actions:
         done = await hand_over(ctx, query, spec, status)
+    recorded = status.cost.duration_seconds is not None
+    if done and Action.RECORD_COST in actions and not recorded:
+        done = await gap.record(run, status, now)
     if done and Action.VERIFY_OUTPUT in actions and status.verification is None:
         done = await _verify(run, status)
-    if done and Action.RECORD_COST in actions:
-        done = await gap.record(run, status, now)
     return Observation(now=now, done=done)
 
 
 async def _verify(run: Run, status: MigrationStatus) -> bool:
-    """Once every target reports a watermark, compare the output with the reference run."""
+    """Once every target reports a watermark, compare the output with the reference run:
+    `verify` waits for the windows open up to that watermark (the hand-off is behind it) to
+    close in the committed output."""
     marks = [run.view.reports[pod].watermark for pod, _ in run.targets() if pod in run.view.reports]
     if len(marks) < len(status.target_instances) or None in marks:
         return False
-    bound = min(mark for mark in marks if mark is not None)
-    await asyncio.sleep(COMMIT_WAIT_S)  # results fired below `bound` are committed by now
-    status.verification = await asyncio.to_thread(verify, run.spec, run.plan, bound)
+    touched_to = max(mark for mark in marks if mark is not None)
+    began = time.monotonic()
+    status.verification = await asyncio.to_thread(verify, run.spec, run.plan, run.query, touched_to)
+    seconds = round(time.monotonic() - began, 3)
+    status.cost = status.cost.model_copy(update={"verification_seconds": seconds})
     return True

@@ -2,7 +2,8 @@
 (docs/control-api.openapi.yaml), in the order of the runtime's own stack test.
 
 1. Each origin `split`s its partitions: the tuples it has read before its watermark `A` are old,
-   and it answers `A` with the offsets (per `input:partition`) the target must read from.
+   and it answers `A` with the offsets (per `input:partition`) the target must read from, and
+   whether its `ROWS` window has counted a tuple.
 2. Each target `begin`s with `protocol: parallel-track`, its origin's `split`, the offsets of
    its own partitions and the origin's control address: it runs the plan from there with empty
    state and holds its output (admission refuses a target that would draw from several origins).
@@ -10,25 +11,19 @@
    due by the watermark of the origin's last commit as soon as they are due, not at the
    operator's next tick, so the output runs on at the window's slide instead of pausing for
    about a window while the origin's old tuples expire; and the rest once the origin is done.
-4. Once an origin's status shows `track.done` (its plan holds no old tuple, it committed and
-   released the partitions), its targets get `release-output`: the rest of their held results
-   become visible after the origin's last one (the target did it already when it could reach the
-   origin; the call then repeats nothing).
+4. Once an origin's role in THIS migration is done (its plan holds no old tuple, it committed
+   and handed the partitions over), its targets get `release-output` with the offsets it handed
+   over at: the rest of their held results become visible after the origin's last one, with the
+   dead letters of records the origin never read (the target did it already when it could reach
+   the origin; the call then repeats nothing).
 Every call is keyed by the migration's name, so a repeated tick repeats nothing. No state moves;
 the events an origin read from the target's offsets on are processed by both.
 """
 
 from typing import Any
 
-from streamshift_operator.control import ControlError
 from streamshift_operator.run import Run
-
-
-def _origin_of(run: Run, partitions: list[int]) -> str:
-    owners = {pod for pod, parts in run.origin() if set(parts) & set(partitions)}
-    if len(owners) != 1:
-        raise ControlError(f"partitions {partitions} come from origins {sorted(owners)}", 409)
-    return owners.pop()
+from streamshift_operator.unimico import origin_of, role_report
 
 
 async def _splits(run: Run) -> dict[str, dict[str, Any]]:
@@ -45,24 +40,19 @@ async def run_targets_from_split(run: Run) -> bool:
     """Origins split; every target begins from its origin's split and offsets."""
     splits = await _splits(run)
     for pod, parts in run.targets():
-        origin = _origin_of(run, parts)
+        origin = origin_of(run, parts)
         split = splits[origin]
         offsets = _own({str(k): int(v) for k, v in split["offsets"].items()}, parts)
         await run.role(
             pod,
             "begin",
             parts,
-            protocol="parallel-track",
             split=split["split"],
             offsets=offsets,
+            rows_counted=split["rows_counted"],
             origin=run.address(origin),
         )
     return True
-
-
-def _track(run: Run, pod: str) -> dict[str, Any] | None:
-    report = run.view.reports.get(pod)
-    return None if report is None else report.track
 
 
 def _read_twice(run: Run, splits: dict[str, dict[str, Any]]) -> int:
@@ -84,10 +74,11 @@ async def drain_origin(run: Run) -> bool:
     before = run.status.cost.events_processed_twice or 0
     run.learned["state_bytes"] = 0
     run.learned["twice"] = max(before, _read_twice(run, splits))
-    drained = {pod for pod, _ in run.origin() if (_track(run, pod) or {}).get("done")}
     released = 0
     for pod, parts in run.targets():
-        if _origin_of(run, parts) in drained:
-            await run.role(pod, "release-output", None, protocol="parallel-track")
+        origin = role_report(run, origin_of(run, parts))
+        if origin.get("done"):
+            at = origin.get("handed_over_at") or {}
+            await run.role(pod, "release-output", None, handed_over_at=at)
             released += 1
     return released == len(run.status.target_instances)

@@ -2,27 +2,24 @@
 
 The engine (`streamshift_engine.plan`) is imported lazily, so importing the operator's pure
 modules stays cheap. Every problem is one message naming the spec field to fix. On success the
-report carries the plan's traits for the protocol choice and the document written to the plan's
-ConfigMap: the spec's plan in wire form (`{builtin: name}` or `{inline: {...}}`), which the
-worker resolves with the same `builtin` / `parse_plan` the operator validated it with.
-"""
+report carries the engine's plan (what `streamshift_engine.migration.capability` decides the
+protocols by) and the document written to the plan's ConfigMap: the spec's plan in wire form
+(`{builtin: name}` or `{inline: {...}}`), which the worker resolves with the same `builtin` /
+`parse_plan` the operator validated it with."""
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from streamshift_operator.models.streamquery import PlanSource, StreamQuerySpec
-from streamshift_operator.protocols import PlanTraits
 
 if TYPE_CHECKING:
     from streamshift_engine.plan import Plan
-
-BOUNDARY_WINDOWS = frozenset({"time", "rows", "range"})
 
 
 @dataclass(frozen=True)
 class PlanReport:
     problems: tuple[str, ...]
-    traits: PlanTraits | None
+    plan: "Plan | None"
     document: dict[str, Any]
 
     @property
@@ -37,18 +34,7 @@ def check_plan(spec: StreamQuerySpec) -> PlanReport:
     if plan is None:
         return PlanReport((problem,), None, document)
     problems = [*_source_problems(plan, spec), *_parallelism_problems(plan, spec)]
-    return PlanReport(tuple(problems), traits(plan), document)
-
-
-def traits(plan: "Plan") -> PlanTraits:
-    window = plan.controlling_window
-    windowed = window is not None and window.kind in BOUNDARY_WINDOWS
-    timed = window is not None and window.kind in ("time", "range")
-    return PlanTraits(
-        windowed=windowed,
-        window_ms=window.size if window is not None and timed else None,
-        unbounded_state=plan.unbounded_state,
-    )
+    return PlanReport(tuple(problems), plan, document)
 
 
 def _resolve(source: PlanSource) -> tuple["Plan | None", str]:

@@ -46,8 +46,11 @@ class Run:
     async def role(
         self, pod: str, action: str, partitions: list[int] | None, **extra: Any
     ) -> dict[str, Any]:
-        """POST a role request to `pod` keyed by this migration (ControlError if it cannot)."""
-        body = {**extra} if partitions is None else {"partitions": partitions, **extra}
+        """POST a role request to `pod` keyed by this migration, naming its protocol
+        (ControlError if it cannot)."""
+        body = {"protocol": str(self.status.protocol), **extra}
+        if partitions is not None:
+            body["partitions"] = partitions
         return await self.control.call(self.ip(pod), f"/v1/migrations/{self.name}/{action}", body)
 
     def ip(self, pod: str) -> str:

@@ -3,7 +3,9 @@
 Conditions follow Kubernetes conventions: `lastTransitionTime` changes only when a condition's
 status flips. Phase and conditions agree: Running ⇔ Ready, Migrating ⇔ Progressing, Degraded ⇔
 Degraded. Aggregates sum throughput and lag over the instances and take the minimum watermark
-(the query's output is complete up to the slowest instance).
+(the query's output is complete up to the slowest instance); `readyInstances` says how many of
+the placed instances run and report (`ready/desired`, the Instances column), and
+`watermarkLagSeconds` how far that watermark trails the wall clock.
 """
 
 from datetime import datetime
@@ -87,12 +89,18 @@ def observed(
     snapshots = [r.last_snapshot for r in reports if r.last_snapshot is not None]
     latest = max(snapshots, key=lambda s: s.created, default=None)
     ready = bool(instances) and all(i.ready for i in instances)
+    running = sum(1 for i in instances if i.ready)
+    watermark = min(watermarks) if len(watermarks) == len(instances) and watermarks else None
     patch: dict[str, Any] = {
         "instances": [i.wire() for i in instances],
-        "replicas": sum(1 for i in instances if i.ready),
+        "replicas": running,
+        "readyInstances": f"{running}/{len(instances)}",
         "throughput": round(sum(r.throughput for r in reports), 1) if reports else None,
         "lag": sum(r.lag for r in reports) if reports else None,
-        "watermark": min(watermarks) if len(watermarks) == len(instances) and watermarks else None,
+        "watermark": watermark,
+        "watermarkLagSeconds": None
+        if watermark is None
+        else round(now.timestamp() - watermark / 1000),
         "lastSnapshot": None
         if latest is None
         else SnapshotRef(key=latest.key, time=latest.created, bytes=latest.bytes).wire(),

@@ -3,30 +3,40 @@
 A migration places every instance on a new pod at the next epoch (`q-e{n+1}-{i}`): a rescale
 reassigns the partitions over the new parallelism, a plan change keeps them, `moveInstances`
 moves the named instances (and, as all instances of a query share one epoch, the others with
-them). The protocol is the user's, checked for feasibility, or `auto`'s choice.
+them). The protocol is the user's, or `auto`'s choice, and the engine's `capability` (the one
+place the engine's checks and the workers ask too) refuses what a protocol cannot do exactly
+with the two plans, so a Migration is refused here, before any pod starts, never by a worker.
 
-A plan change (`spec.target.plan`) runs by parallel-track or moving-state, checked against both
-plans (`planchange`); `auto` picks by the plan's traits and falls back to moving-state when
-parallel-track cannot split the plans. What a user sees: the target pods start with the new
-plan (its own ConfigMap, named by content); at the hand-over the query's `status.plan` becomes
-the new plan, and so does its `spec.plan` when the user made the Migration (as a rescale writes
-`spec.parallelism`), so the spec says what runs and no follow-up Migration changes it back.
-Editing `spec.plan` of a StreamQuery makes the operator create such a Migration with protocol
-`auto`; until its hand-over the old plan runs.
-"""
+A plan change (`spec.target.plan`) runs by parallel-track or moving-state. What a user sees: the
+target pods start with the new plan (its own ConfigMap, named by content); at the hand-over the
+query's `status.plan` becomes the new plan, and so does its `spec.plan` when the user made the
+Migration (as a rescale writes `spec.parallelism`), so the spec says what runs and no follow-up
+Migration changes it back. Editing `spec.plan` of a StreamQuery makes the operator create such a
+Migration with protocol `auto`; until its hand-over the old plan runs."""
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
+
+from streamshift_engine.migration import capability
+from streamshift_engine.plan.model import Plan
 
 from streamshift_operator import planchange
 from streamshift_operator.assignment import assign
 from streamshift_operator.models.migration import AssignedInstance, MigrationSpec, Protocol
-from streamshift_operator.models.streamquery import PlanSource, StreamQuerySpec, StreamQueryStatus
+from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
 from streamshift_operator.plancheck import check_plan
-from streamshift_operator.protocols import TargetKind, choose, refusal
 
 # Protocols that hand each target over from exactly one origin.
 ONE_ORIGIN = frozenset({Protocol.UNIMICO, Protocol.PARALLEL_TRACK})
+# Above this much event time of windows, `auto` moves state rather than wait them out.
+LONG_WINDOW_MS = 300_000
+
+
+class TargetKind(StrEnum):
+    RESCALE = "rescale"
+    MOVE = "move"
+    PLAN = "plan"
 
 
 @dataclass(frozen=True)
@@ -65,32 +75,20 @@ def resolve(
         raise Refused(f"spec.target.moveInstances: no instance {unknown} runs: name running ones")
     plan = placed.plan if spec.target.plan is None else spec.target.plan
     report = check_plan(query.model_copy(update={"plan": plan, "parallelism": count}))
-    if report.problems or report.traits is None:
+    if report.problems or report.plan is None:
         raise Refused(f"the target plan is invalid: {report.message}")
-    kind = kind_of(spec)
-    if spec.protocol is Protocol.AUTO:
-        choice = choose(report.traits, kind, state_bytes)
-        protocol, reason = choice.protocol, choice.reason
-    else:
-        problem = refusal(spec.protocol, report.traits, kind)
-        if problem is not None:
-            raise Refused(problem)
-        protocol, reason = spec.protocol, "chosen in spec.protocol"
-    if kind is TargetKind.PLAN:
-        protocol, reason = _plan_change(spec, placed.plan, plan, protocol, reason)
+    old, new = planchange.resolve(placed.plan), report.plan
     ranges = assign(partitions, count)
     split = _split_targets(placed, ranges)
-    if protocol in ONE_ORIGIN and split:
-        why = (
-            f"target instance(s) {split} would take partitions of several origins, and "
-            f"{protocol} hands each target over from one origin"
-        )
-        if spec.protocol is not Protocol.AUTO:
-            raise Refused(
-                f"{why}: pick a parallelism that divides or multiplies the current one "
-                "or use state-transfer or moving-state"
-            )
-        protocol, reason = Protocol.STATE_TRANSFER, f"auto prefers {protocol}, but {why}"
+    if spec.protocol is Protocol.AUTO:
+        protocol, reason = _auto(old, new, state_bytes, split, len(placed.instances), count)
+    else:
+        protocol, reason = spec.protocol, "chosen in spec.protocol"
+        problem = capability.refusal(str(protocol), old, new)
+        if problem is None and protocol in ONE_ORIGIN and split:
+            problem = _one_origin(protocol, split, len(placed.instances), count)
+        if problem is not None:
+            raise Refused(problem + (" (spec.target.plan)" if spec.target.plan else ""))
     return Resolved(
         protocol=protocol,
         reason=reason,
@@ -99,20 +97,38 @@ def resolve(
     )
 
 
-def _plan_change(
-    spec: MigrationSpec, origin: PlanSource, target: PlanSource, protocol: Protocol, reason: str
+def _auto(
+    old: Plan, new: Plan, state_bytes: int, split: list[int], current: int, count: int
 ) -> tuple[Protocol, str]:
-    """The protocol checked against both plans; `auto` falls back from parallel-track to
-    moving-state when only that one can carry the change."""
-    problem = planchange.problem(protocol, origin, target)
-    if problem is None:
-        return protocol, reason
-    if spec.protocol is Protocol.AUTO and protocol is Protocol.PARALLEL_TRACK:
-        fallback = planchange.problem(Protocol.MOVING_STATE, origin, target)
-        if fallback is None:
-            return Protocol.MOVING_STATE, f"auto prefers parallel-track, but {problem}"
-        problem = f"{problem}; {fallback}"
-    raise Refused(f"{problem} (spec.target.plan)")
+    """`auto`'s choice (`capability.choose`), moving state instead where a stateless protocol
+    would draw a target from several origins."""
+    try:
+        choice = capability.choose(old, new, state_bytes, max_overlap_ms=LONG_WINDOW_MS)
+    except ValueError as error:
+        raise Refused(f"auto: {error} (spec.target.plan)") from None
+    protocol = Protocol(choice.protocol)
+    if protocol not in ONE_ORIGIN or not split:
+        return protocol, choice.reason
+    why = _one_origin(protocol, split, current, count)
+    for fallback in (Protocol.MOVING_STATE, Protocol.STATE_TRANSFER):
+        if capability.refusal(str(fallback), old, new) is None:
+            return fallback, f"auto prefers {protocol}, but {why}"
+    raise Refused(f"auto: {why}, and no state-moving protocol can carry this plan change")
+
+
+def _one_origin(protocol: Protocol, split: list[int], current: int, count: int) -> str:
+    """Why a target drawing partitions from several origins cannot run `protocol`, and what
+    parallelism would do."""
+    why = (
+        f"target instance(s) {split} would take partitions of several origins, and {protocol} "
+        "hands each target over from one origin"
+    )
+    if count < current:
+        return f"{why}: scaling down merges origins, use state-transfer, moving-state or auto"
+    return (
+        f"{why}: pick a multiple of the current parallelism {current} (each origin's "
+        "partitions then split among whole targets), or use state-transfer, moving-state or auto"
+    )
 
 
 def _split_targets(placed: StreamQueryStatus, ranges: list[list[int]]) -> list[int]:

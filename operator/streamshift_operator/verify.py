@@ -1,44 +1,56 @@
 """Verify a query's output against a reference run without migration (spec.verify).
 
-The reference is the engine's in-process `Instance` over every input record in the source topics
-(JSON records, Kafka offsets as event order, as the workers read them); the output is the sink
-topic read `read_committed`. Both are compared over the windows that both have closed: results
-whose window ends at or below `bound` (the smallest watermark of the workers and of the
-reference); a result without a window (a range join's, `window_end` -1) is final once its
-last tuple is read, so the reference's are compared when their `max_ts` is at or below `bound`.
-For a plan change the reference is the target plan's: exact when both plans give the same
-answer (a join order, whose results are named by their base tuples). A reference result absent
-from the output, or present with other values, is missing; an output id seen more than once is
-a duplicate. Blocking: run it in a thread.
+The output is the sink topic read `read_committed`; the reference is the engine's in-process
+`Instance` over every input record (Kafka offsets as event order), decoded as the workers decode
+(`outputdiff`). The comparison covers the whole output: every result final at or below
+`bound`, the smaller of the reference's watermark and the watermark the workers committed with
+their output (the offset metadata `event_offset:watermark` of the query's consumer group on
+every source partition: the output is complete up to it). It is read in that order, commits,
+then output, then input, so the reference has read every record the output came from.
+
+Windows still open at the hand-off close after the verification starts. `touched_to` is the
+targets' watermark when it starts (after the hand-off): every window the migration touched
+starts at or below it, so ends at or below `touched_to` plus the longest window seen in the
+output. The verification waits, up to `WAIT_S`, until the committed watermark passes that
+point, or the workers' commits reach the end of the input (then no more windows close: those
+still open have no result in the reference either). A comparison that cannot reach that point
+is not exact and says so. Blocking: run it in a thread.
 """
 
 import time
-from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
 from confluent_kafka import Consumer, TopicPartition
-from streamshift_engine.events.wire import Schema, decode_json
-from streamshift_engine.plan import builtin, parse_plan
-from streamshift_engine.runner import Instance
+from streamshift_engine.plan.model import Plan
+from streamshift_engine.runtime.source import committed_offsets
 
 from streamshift_operator.models.migration import Verification
 from streamshift_operator.models.streamquery import StreamQuerySpec
+from streamshift_operator.outputdiff import compare, extent, plan_of, reference
+from streamshift_operator.pods import QueryIdentity
 
 TIMEOUT_S = 30.0
 QUIET_S = 3.0  # an open transaction holds read_committed readers below its start
+WAIT_S = 60.0  # for the windows open at the hand-off to close in the committed output
+POLL_S = 1.0
 
 
-def read_all(bootstrap: str, topic: str, committed: bool) -> dict[int, list[tuple[int, bytes]]]:
-    """Every record of `topic` up to its end now, per partition: (offset, value)."""
-    consumer = Consumer(
+def _consumer(bootstrap: str, committed: bool, group: str | None = None) -> Consumer:
+    return Consumer(
         {
             "bootstrap.servers": bootstrap,
-            "group.id": f"streamshift-verify-{time.time_ns()}",
+            "group.id": group or f"streamshift-verify-{time.time_ns()}",
             "enable.auto.commit": False,
             "isolation.level": "read_committed" if committed else "read_uncommitted",
         }
     )
+
+
+def read_all(bootstrap: str, topic: str, committed: bool) -> dict[int, list[tuple[int, bytes]]]:
+    """Every record of `topic` up to its end now, per partition: (offset, value)."""
+    consumer = _consumer(bootstrap, committed)
     try:
         partitions = consumer.list_topics(topic, timeout=TIMEOUT_S).topics[topic].partitions
         ends = {
@@ -63,49 +75,99 @@ def read_all(bootstrap: str, topic: str, committed: bool) -> dict[int, list[tupl
         consumer.close()
 
 
-def reference(
-    spec: StreamQuerySpec, plan_doc: dict[str, Any]
-) -> tuple[list[tuple[dict[str, Any], int]], int]:
-    """The reference results (no end-of-input flush) with the event time from which each is
-    final (its window's end, or its last tuple's), and the reference watermark."""
-    plan = builtin(plan_doc["builtin"]) if "builtin" in plan_doc else parse_plan(plan_doc["inline"])
-    partitions = spec.sources[0].partitions
-    instance = Instance(plan, range(partitions))
-    topics = {source.name: source.topic for source in spec.sources}
-    for spec_input in plan.inputs:
-        schema = Schema(spec_input.name, tuple(spec_input.schema.items()), spec_input.time_field)  # type: ignore[arg-type]
-        for partition, records in read_all(
-            spec.kafka.bootstrap_servers, topics[spec_input.name], False
-        ).items():
-            if records:
-                batch, _ = decode_json(
-                    spec_input.name,
-                    [value for _, value in records],
-                    [partition] * len(records),
-                    [offset for offset, _ in records],
-                    schema,
-                )
-                instance.feed(spec_input.name, partition, batch)
-    results = [
-        (record, end if end >= 0 else last)
-        for batch in instance.poll()
-        for record, end, last in zip(
-            batch.to_records(), batch.window_end.tolist(), batch.max_ts.tolist(), strict=True
-        )
+def group_of(query: QueryIdentity) -> str:
+    """The consumer group the workers commit to (`WorkerConfig.group` of the engine)."""
+    return f"streamshift.{query.namespace}.{query.name}"
+
+
+def committed_watermark(spec: StreamQuerySpec, group: str) -> tuple[int | None, bool]:
+    """The smallest watermark committed with the output over every source partition (None
+    while one has no commit with a watermark), and whether the commits reach the end of every
+    source partition (the input has stopped, so no further window will close)."""
+    wanted = [
+        TopicPartition(source.topic, p) for source in spec.sources for p in range(source.partitions)
     ]
-    return results, instance.watermark() or -1
+    consumer = _consumer(spec.kafka.bootstrap_servers, True, group)
+    try:
+        found = committed_offsets(consumer, wanted, TIMEOUT_S)
+        ends = [consumer.get_watermark_offsets(tp, TIMEOUT_S)[1] for tp in found]
+    finally:
+        consumer.close()
+    marks = []
+    for tp in found:
+        _, _, mark = (tp.metadata or "").partition(":")
+        if tp.error is not None or tp.offset < 0 or not mark.lstrip("-").isdigit():
+            return None, False
+        marks.append(int(mark))
+    at_end = all(tp.offset >= end for tp, end in zip(found, ends, strict=True))
+    return min(marks, default=None), at_end
 
 
-def verify(spec: StreamQuerySpec, plan_doc: dict[str, Any], workers_watermark: int) -> Verification:
-    """Compare the sink topic with the reference over the windows both have closed."""
-    expected, reference_watermark = reference(spec, plan_doc)
-    bound = min(workers_watermark, reference_watermark)
-    output = read_all(spec.kafka.bootstrap_servers, spec.sinks[0].topic, True)
-    seen = [orjson.loads(value) for records in output.values() for _, value in records]
-    closed = [r for r in seen if r["window_end"] <= bound]
-    counts = Counter(r["id"] for r in closed)
-    present = {orjson.dumps(r, option=orjson.OPT_SORT_KEYS) for r in closed}
-    wanted = [r for r, final in expected if final <= bound]
-    missing = sum(1 for r in wanted if orjson.dumps(r, option=orjson.OPT_SORT_KEYS) not in present)
-    duplicate = sum(n - 1 for n in counts.values() if n > 1)
-    return Verification(missing=missing, duplicate=duplicate, exact=missing == duplicate == 0)
+def output_records(spec: StreamQuerySpec) -> list[dict[str, Any]]:
+    sink = spec.sinks[0].topic
+    output = read_all(spec.kafka.bootstrap_servers, sink, True)
+    return [orjson.loads(value) for records in output.values() for _, value in records]
+
+
+def window_length(records: Sequence[dict[str, Any]]) -> int:
+    """The longest window among output records (0 when none has a window)."""
+    spans = [r["window_end"] - r["window_start"] for r in records if r.get("window_end", -1) >= 0]
+    return max(spans, default=0)
+
+
+def verify(
+    spec: StreamQuerySpec,
+    plan_doc: dict[str, Any],
+    query: QueryIdentity,
+    touched_to: int,
+    wait_s: float = WAIT_S,
+) -> Verification:
+    """Wait for the windows the migration touched to close, then compare the whole output."""
+    group = group_of(query)
+    plan = plan_of(plan_doc)
+    need = touched_to + window_length(output_records(spec))
+    deadline = time.monotonic() + wait_s
+    while True:
+        while time.monotonic() < deadline:
+            mark, at_end = committed_watermark(spec, group)
+            if at_end or (mark is not None and mark >= need):
+                break
+            time.sleep(POLL_S)
+        result, bound, need = _compare_once(spec, plan, group, need, touched_to)
+        if result is None or bound >= need or time.monotonic() >= deadline:
+            break
+        time.sleep(POLL_S)
+    if result is None:
+        return Verification(
+            exact=False, message="no watermark committed with the output: nothing compared"
+        )
+    if bound >= need:
+        return result
+    short = (
+        f"; the windows open at the hand-off close by event time {need}, but the output was "
+        f"complete only to {bound} after waiting {wait_s:.0f} s"
+    )
+    return result.model_copy(update={"exact": False, "message": f"{result.message}{short}"})
+
+
+def _compare_once(
+    spec: StreamQuerySpec, plan: Plan, group: str, need: int, touched_to: int
+) -> tuple[Verification | None, int, int]:
+    """Commits, then output, then input (so the reference has read all the output came from):
+    the comparison, its bound, and the point the bound must reach: the end of the longest
+    result the reference saw (it may reach further than the output's windows) after
+    `touched_to`, but no further than the reference's watermark (with the input stopped, a
+    window still open there has no result anywhere yet)."""
+    mark, _ = committed_watermark(spec, group)
+    output = output_records(spec)
+    topics = {source.name: source.topic for source in spec.sources}
+    inputs = {
+        spec_input.name: read_all(spec.kafka.bootstrap_servers, topics[spec_input.name], False)
+        for spec_input in plan.inputs
+    }
+    expected = reference(plan, spec.sources[0].partitions, inputs)
+    if mark is None or expected.watermark is None:
+        return None, -1, need
+    need = min(max(need, touched_to + extent(expected.results)), expected.watermark)
+    bound = min(mark, expected.watermark)
+    return compare(expected, output, bound), bound, need

@@ -9,6 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamshift_engine.events.results import ResultBatch
+from streamshift_engine.plan import parse_plan
+from streamshift_engine.plan.parse import plan_document
 from streamshift_engine.runner import Instance
 
 from engine import references
@@ -133,3 +135,17 @@ def test_records_of_a_woken_partition_below_the_watermark_are_late() -> None:
         ("agg|12000|16000|1", 12000, 16000),
         ("agg|8000|12000|0", 8000, 12000),
     ]
+
+
+def test_the_plan_strategy_sets_the_idle_timeout_per_input() -> None:
+    document = plan_document(QUERY)
+    document["inputs"][0]["watermark"] = {"idle_timeout": TIMEOUT}
+    clock = Clock()
+    instance = Instance(parse_plan(document), [0, 1], clock=clock)
+    busy = [Record("S", 0, i, 1000 * i, {"k": 0, "v": 1}) for i in range(10)]
+    clock.now = TIMEOUT - 1
+    instance.feed("S", 0, to_batch("S", busy, ["k", "v"]))
+    assert instance.watermark() is None  # partition 1 not idle yet
+    clock.now = TIMEOUT + 1
+    assert instance.watermark() == 9000
+    assert Instance(QUERY, [0, 1], clock=clock).idle_timeouts == {"S": None}

@@ -84,7 +84,8 @@ def test_q3_is_refused_because_its_rows_window_counts_join_results() -> None:
     assert reason == (
         "parallel-track refuses q3: its ROWS window sum counts the results of join join: results "
         "combining an old tuple keep arriving among new ones during the migration, so the new "
-        "plan's windows of n tuples are not the old plan's"
+        "plan's windows of n tuples are not the old plan's: use moving-state, state-transfer or "
+        "auto"
     )
 
 

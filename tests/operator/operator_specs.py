@@ -25,3 +25,13 @@ def q5_spec(**changes: Any) -> StreamQuerySpec:
     }
     base.update(changes)
     return StreamQuerySpec.model_validate(base)
+
+
+def builtin_spec(plan: str, sources: list[str], parallelism: int) -> StreamQuerySpec:
+    """A spec running the built-in `plan`, one source of four partitions per input name."""
+    return q5_spec(
+        plan={"builtin": plan},
+        sources=[{"name": s, "topic": s, "partitions": 4} for s in sources],
+        sinks=[{"name": "out", "topic": "out"}],
+        parallelism=parallelism,
+    )

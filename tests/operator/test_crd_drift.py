@@ -39,7 +39,20 @@ def test_stream_query_crd_has_scale_columns_and_status() -> None:
         },
     }
     columns = [column["name"] for column in version["additionalPrinterColumns"]]
-    assert columns == ["Query", "Parallelism", "Phase", "Lag", "Age"]
+    assert columns == [
+        "Ready",
+        "Phase",
+        "Instances",
+        "Watermark Lag",
+        "Input Lag",
+        "Last Migration",
+        "Verified",
+        "Age",
+        "Plan",
+        "Message",
+    ]
+    ready = version["additionalPrinterColumns"][0]
+    assert ready["jsonPath"] == '.status.conditions[?(@.type=="Ready")].status'
 
 
 def test_migration_crd_has_protocol_enum_default_and_columns() -> None:
@@ -60,4 +73,22 @@ def test_migration_crd_has_protocol_enum_default_and_columns() -> None:
     }
     assert spec["required"] == ["queryRef", "target"]
     columns = [column["name"] for column in version["additionalPrinterColumns"]]
-    assert columns == ["Query", "Protocol", "Phase", "Duration", "Gap", "Age"]
+    assert columns == [
+        "Query",
+        "Protocol",
+        "Phase",
+        "Duration",
+        "Gap",
+        "Verified",
+        "Age",
+        "Requested",
+        "Message",
+    ]
+    by_name = {c["name"]: c for c in version["additionalPrinterColumns"]}
+    assert by_name["Protocol"]["jsonPath"] == ".status.protocol"  # what auto chose
+    assert by_name["Requested"] == {
+        "name": "Requested",
+        "type": "string",
+        "jsonPath": ".spec.protocol",
+        "priority": 1,
+    }

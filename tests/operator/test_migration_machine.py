@@ -1,4 +1,5 @@
-"""The Migration phase machine: every protocol's path, timeouts, rollback, restart safety."""
+"""The Migration phase machine: every protocol's path, timeouts, rollback, restart safety; the
+status it writes: stale fields cleared, conditions."""
 
 from datetime import UTC, datetime, timedelta
 
@@ -12,7 +13,17 @@ from streamshift_operator.machine import (
     actions_of,
     transition,
 )
-from streamshift_operator.models.migration import TERMINAL, Phase, Protocol, Timeouts
+from streamshift_operator.models.common import Condition
+from streamshift_operator.models.migration import (
+    TERMINAL,
+    Cost,
+    MigrationStatus,
+    Phase,
+    Protocol,
+    Timeouts,
+    Verification,
+)
+from streamshift_operator.record import migration_conditions, status_patch
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 TIMEOUTS = Timeouts(preparing_seconds=60, protocol_step_seconds=30, finalizing_seconds=20)
@@ -140,3 +151,55 @@ def test_finalizing_verifies_only_when_asked() -> None:
         Action.RECORD_COST,
     )
     assert Action.VERIFY_OUTPUT not in actions_of(Phase.FINALIZING, Protocol.UNIMICO, False)
+
+
+def test_a_queued_migration_that_succeeds_no_longer_says_it_is_waiting() -> None:
+    """A merge patch that omits a None field leaves it standing: the patch nulls it."""
+    queued = MigrationStatus(phase=Phase.QUEUED, message=step(Phase.QUEUED).message)
+    assert queued.message == "waiting for the query's active migration to finish"
+    done = queued.model_copy(update={"phase": Phase.SUCCEEDED, "message": None})
+    done.cost = Cost(duration_seconds=3.5)
+    patch = status_patch(done, queued)
+    assert patch["message"] is None and patch["phase"] == "Succeeded"
+    assert patch["cost"] == {"durationSeconds": 3.5}
+    again = status_patch(done.model_copy(update={"cost": Cost()}), done)
+    assert again["cost"] == {"durationSeconds": None}  # nested fields are cleared too
+    assert "message" not in status_patch(done, done)  # unset before and after: not written
+
+
+def _conditions(status: MigrationStatus, verify: bool = True) -> dict[str, tuple[str, str]]:
+    found = migration_conditions(status, verify, T0)
+    return {c["type"]: (c["status"], c["reason"]) for c in found}
+
+
+def test_migration_conditions_follow_the_phase_and_the_verification() -> None:
+    running = MigrationStatus(phase=Phase.DRAINING_ORIGIN)
+    assert _conditions(running) == {
+        "Progressing": ("True", "DrainingOrigin"),
+        "Ready": ("False", "DrainingOrigin"),
+        "Verified": ("Unknown", "Pending"),
+    }
+    assert "Verified" not in _conditions(running, verify=False)
+    exact = Verification(exact=True, compared=10, message="10 compared: exact")
+    done = MigrationStatus(phase=Phase.SUCCEEDED, verification=exact)
+    assert _conditions(done) == {
+        "Progressing": ("False", "Succeeded"),
+        "Ready": ("True", "Succeeded"),
+        "Verified": ("True", "Exact"),
+    }
+    wrong = done.model_copy(update={"verification": Verification(exact=False, missing=2)})
+    assert _conditions(wrong)["Verified"] == ("False", "NotExact")
+    rolled = MigrationStatus(phase=Phase.ROLLED_BACK, message="rolled back")
+    assert _conditions(rolled)["Verified"] == ("Unknown", "NotRun")
+    assert _conditions(rolled)["Ready"] == ("False", "RolledBack")
+
+
+def test_a_condition_keeps_its_transition_time_while_its_status_holds() -> None:
+    status = MigrationStatus(phase=Phase.PREPARING)
+    status.conditions = [
+        Condition.model_validate(c) for c in migration_conditions(status, False, T0)
+    ]
+    later = T0 + timedelta(seconds=5)
+    moved = status.model_copy(update={"phase": Phase.HANDING_OVER})
+    times = {c["type"]: c["lastTransitionTime"] for c in migration_conditions(moved, False, later)}
+    assert times["Progressing"] == T0.isoformat().replace("+00:00", "Z")

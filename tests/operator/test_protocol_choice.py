@@ -1,57 +1,55 @@
-"""Protocol feasibility and the `auto` choice."""
+"""The operator asks the engine's `capability` what a protocol can do: an explicit protocol it
+refuses is refused before any pod starts, with what to use instead; `auto` never picks one it
+refuses (seed queries with ROWS windows included)."""
 
 import pytest
-from streamshift_operator.models.migration import Protocol
-from streamshift_operator.protocols import (
-    LONG_WINDOW_MS,
-    PlanTraits,
-    TargetKind,
-    choose,
-    refusal,
-)
+from operator_specs import builtin_spec
+from streamshift_engine.migration import capability
+from streamshift_engine.plan import builtin
+from streamshift_operator.decide import initial_status
+from streamshift_operator.models.migration import MigrationSpec, Protocol
+from streamshift_operator.models.streamquery import StreamQuerySpec
+from streamshift_operator.target import Refused, resolve
 
-WINDOWED = PlanTraits(windowed=True, window_ms=10_000, unbounded_state=False)
-ROWS = PlanTraits(windowed=True, window_ms=None, unbounded_state=False)
-UNBOUNDED = PlanTraits(windowed=False, window_ms=None, unbounded_state=True)
-LONG = PlanTraits(windowed=True, window_ms=LONG_WINDOW_MS * 2, unbounded_state=False)
+SOURCES = {"q2": ["S"], "q3": ["S", "T"], "nexmark-q7": ["bid"], "smq": ["numbers"]}
 
 
-@pytest.mark.parametrize("protocol", [Protocol.UNIMICO, Protocol.PARALLEL_TRACK])
-def test_boundary_protocols_refuse_a_plan_without_window(protocol: Protocol) -> None:
-    message = refusal(protocol, UNBOUNDED, TargetKind.RESCALE)
-    assert message is not None
-    assert "use state-transfer, savepoint-restart or auto" in message
-    assert refusal(protocol, WINDOWED, TargetKind.RESCALE) is None
+def query(plan: str) -> StreamQuerySpec:
+    return builtin_spec(plan, SOURCES[plan], 1)
 
 
-def test_only_parallel_track_and_moving_state_change_the_plan() -> None:
-    for protocol in (Protocol.UNIMICO, Protocol.STATE_TRANSFER, Protocol.SAVEPOINT_RESTART):
-        message = str(refusal(protocol, WINDOWED, TargetKind.PLAN))
-        assert f"protocol {protocol} cannot change the plan" in message
-        assert "use parallel-track, moving-state or auto" in message
-    for protocol in (Protocol.PARALLEL_TRACK, Protocol.MOVING_STATE):
-        assert refusal(protocol, WINDOWED, TargetKind.PLAN) is None
+def move(protocol: str) -> MigrationSpec:
+    return MigrationSpec.model_validate(
+        {"queryRef": {"name": "q"}, "protocol": protocol, "target": {"moveInstances": [0]}}
+    )
 
 
-@pytest.mark.parametrize(
-    ("traits", "target", "state", "expected"),
-    [
-        (WINDOWED, TargetKind.RESCALE, 10**9, Protocol.UNIMICO),
-        (WINDOWED, TargetKind.MOVE, 0, Protocol.UNIMICO),
-        (ROWS, TargetKind.MOVE, 0, Protocol.UNIMICO),
-        (WINDOWED, TargetKind.PLAN, 0, Protocol.PARALLEL_TRACK),
-        (UNBOUNDED, TargetKind.RESCALE, 0, Protocol.STATE_TRANSFER),
-        (UNBOUNDED, TargetKind.PLAN, 0, Protocol.MOVING_STATE),
-        (LONG, TargetKind.MOVE, 1024, Protocol.STATE_TRANSFER),
-        (LONG, TargetKind.MOVE, 10**9, Protocol.UNIMICO),
-        (LONG, TargetKind.PLAN, 1024, Protocol.MOVING_STATE),
-        (LONG, TargetKind.PLAN, 10**9, Protocol.PARALLEL_TRACK),
-    ],
-)
-def test_auto_choice(
-    traits: PlanTraits, target: TargetKind, state: int, expected: Protocol
+@pytest.mark.parametrize("plan", sorted(SOURCES))
+@pytest.mark.parametrize("protocol", [p for p in Protocol if p is not Protocol.AUTO])
+def test_the_operator_refuses_exactly_what_the_engine_refuses(
+    plan: str, protocol: Protocol
 ) -> None:
-    choice = choose(traits, target, state)
-    assert choice.protocol is expected
-    assert refusal(choice.protocol, traits, target) is None
-    assert choice.reason
+    spec = query(plan)
+    refusal = capability.refusal(str(protocol), builtin(plan))
+    if refusal is None:
+        assert resolve(move(protocol), spec, initial_status(spec), 0).protocol is protocol
+        return
+    with pytest.raises(Refused) as refused:
+        resolve(move(protocol), spec, initial_status(spec), 0)
+    assert str(refused.value) == refusal
+    assert "use " in refusal
+
+
+@pytest.mark.parametrize("plan", sorted(SOURCES))
+def test_auto_never_picks_a_protocol_the_engine_refuses(plan: str) -> None:
+    spec = query(plan)
+    chosen = resolve(move("auto"), spec, initial_status(spec), 1_000)
+    assert capability.refusal(str(chosen.protocol), builtin(plan)) is None
+    assert chosen.reason
+
+
+def test_unimico_hands_the_seed_rows_queries_over_and_auto_picks_it() -> None:
+    for plan in ("q2", "q3"):
+        spec = query(plan)
+        assert resolve(move("auto"), spec, initial_status(spec), 0).protocol is Protocol.UNIMICO
+        assert resolve(move("unimico"), spec, initial_status(spec), 0).protocol is Protocol.UNIMICO

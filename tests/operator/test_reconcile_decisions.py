@@ -25,7 +25,7 @@ def pod(name: str, ready: bool = True, deleting: bool = False) -> PodView:
 
 def report(throughput: float, lag: int, watermark: int | None, snap: int = 0) -> WorkerReport:
     last = Snapshot(f"k{snap}", 100 * snap, NOW + timedelta(seconds=snap)) if snap else None
-    return WorkerReport("running", (0,), {}, watermark, throughput, lag, 10, {}, last, None, None)
+    return WorkerReport("running", (0,), {}, watermark, throughput, lag, 10, {}, last, {})
 
 
 def test_initial_placement_spreads_partitions_at_epoch_zero() -> None:

@@ -27,6 +27,7 @@ def fake_worker() -> Worker:
         commands=queue.Queue(),
         on_commit=[],
         committed_watermark=None,
+        roles={},
     )
     return cast(Worker, stand_in)
 

@@ -119,15 +119,15 @@ def test_unimico_with_input_flowing_is_exact(
         {"role": "target", "protocol": "unimico", **everything},
     )
     assert status == 200 and begun["role"] == "target"
-    handoff = wait_status(target, lambda s: s["handoff"]["ts_start"] is not None)["handoff"]
-    status, origin_handoff = control(
-        origin, "POST", "/v1/migrations/m3/handoff", {"ts_start": handoff["ts_start"], **everything}
-    )
-    assert status == 200 and origin_handoff["activation"] >= handoff["ts_start"]
-    activation = {"activation": origin_handoff["activation"]}
-    assert control(target, "POST", "/v1/migrations/m3/activate", activation)[0] == 200
+    probed = wait_status(target, lambda s: s["roles"]["m3"]["ts_start"] is not None)
+    ts_start = probed["roles"]["m3"]["ts_start"]
+    handoff = {"protocol": "unimico", "ts_start": ts_start, **everything}
+    status, origin_handoff = control(origin, "POST", "/v1/migrations/m3/handoff", handoff)
+    assert status == 200 and origin_handoff["ready"] and origin_handoff["activation"] >= ts_start
+    assert control(target, "POST", "/v1/migrations/m3/activate", origin_handoff)[0] == 200
     flow.producer.join(60)
-    wait_status(origin, lambda s: s["handoff"]["done"])
-    assert control(target, "POST", "/v1/migrations/m3/release-output")[0] == 200
+    done = wait_status(origin, lambda s: s["roles"]["m3"]["done"])["roles"]["m3"]
+    release = {"handed_over_at": done["handed_over_at"]}
+    assert control(target, "POST", "/v1/migrations/m3/release-output", release)[0] == 200
     flow.assert_exact()
     assert control(origin, "GET", "/v1/status")[1]["partitions"] == []

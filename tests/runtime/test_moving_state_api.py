@@ -44,8 +44,12 @@ def test_unreachable_origin_is_503_again_and_bad_requests_are_refused() -> None:
             [
                 ("/v1/migrations/s1/begin", begin, GOOD),
                 ("/v1/migrations/s1/begin", begin, GOOD),
-                ("/v1/migrations/s1/export", {}, GOOD),
-                ("/v1/migrations/s1/recompute", {"partitions": [0, 1]}, GOOD),
+                ("/v1/migrations/s1/export", {"protocol": "moving-state"}, GOOD),
+                (
+                    "/v1/migrations/s1/recompute",
+                    {"protocol": "moving-state", "partitions": [0, 1]},
+                    GOOD,
+                ),
                 ("/v1/migrations/s1/export", {"partitions": [0]}, {}),
             ]
         )

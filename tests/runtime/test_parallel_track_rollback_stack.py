@@ -64,9 +64,10 @@ def test_rollback_while_the_target_holds_is_exact(
     second = workers.start(target)
     wait_ready(target, second)
     wait_status(origin, lambda s: s["counts"]["results_out"] > 0)
-    split = control(origin, "POST", "/v1/migrations/r1/split", EVERY_PARTITION)[1]
-    body = {"role": "target", "protocol": "parallel-track", **EVERY_PARTITION}
-    body |= {"split": split["split"], "offsets": split["offsets"]}
+    track = {"protocol": "parallel-track", **EVERY_PARTITION}
+    split = control(origin, "POST", "/v1/migrations/r1/split", track)[1]
+    body = {"role": "target", **track}
+    body |= {k: split[k] for k in ("split", "offsets", "rows_counted")}
     assert control(target, "POST", "/v1/migrations/r1/begin", body)[0] == 200
     produce(services, topic, bids.take((bids.ts >= cuts[0]) & (bids.ts < cuts[1])), "json")
     fed = int((bids.ts < cuts[1]).sum())
@@ -74,7 +75,7 @@ def test_rollback_while_the_target_holds_is_exact(
     wait_status(target, lambda s: consumed_all(s, fed))
     until = {"protocol": "parallel-track", "until": due["committed_watermark"]}
     assert control(target, "POST", "/v1/migrations/r1/release-until", until)[0] == 200
-    assert not due["track"]["done"]  # the origin still holds old tuples
+    assert not due["roles"]["r1"]["done"]  # the origin still holds old tuples
     crash(first)
     produce(services, topic, bids.take((bids.ts >= cuts[1]) & (bids.ts < cuts[-1])), "json")
     fed = int((bids.ts < cuts[-1]).sum())

@@ -21,7 +21,7 @@ def test_parallel_track_with_input_flowing_is_exact(
 ) -> None:
     flow = start_flowing_q5(services, run_id, workers)
     origin, target = flow.origin, flow.target
-    everything = EVERY_PARTITION
+    everything = {"protocol": "parallel-track", **EVERY_PARTITION}
     status, split = control(origin, "POST", "/v1/migrations/p1/split", everything)
     assert status == 200 and split["role"] == "origin" and len(split["offsets"]) == 4
     assert control(origin, "POST", "/v1/migrations/p1/split", everything)[1] == split
@@ -30,20 +30,23 @@ def test_parallel_track_with_input_flowing_is_exact(
         "protocol": "parallel-track",
         "split": split["split"],
         "offsets": split["offsets"],
+        "rows_counted": split["rows_counted"],
         **everything,
     }
     status, begun = control(target, "POST", "/v1/migrations/p1/begin", body)
     assert status == 200 and begun["role"] == "target"
     flow.producer.join(60)
-    wait_status(origin, lambda s: s["track"]["done"])
+    done = wait_status(origin, lambda s: s["roles"]["p1"]["done"])["roles"]["p1"]
     assert control(origin, "GET", "/v1/status")[1]["partitions"] == []
-    held = wait_status(target, lambda s: s["track"]["held"] > 0 and s["watermark"] is not None)
+    held = wait_status(
+        target, lambda s: s["roles"]["p1"]["held"] > 0 and s["watermark"] is not None
+    )
     assert held["counts"]["results_out"] == 0
     due = {"protocol": "parallel-track", "until": held["watermark"]}
     status, early = control(target, "POST", "/v1/migrations/p1/release-until", due)
     assert status == 200 and early["role"] == "target"
     assert control(target, "GET", "/v1/status")[1]["counts"]["results_out"] > 0
-    released = {"protocol": "parallel-track"}
+    released = {"handed_over_at": done["handed_over_at"]}
     assert control(target, "POST", "/v1/migrations/p1/release-output", released)[0] == 200
     flow.assert_exact()
 
@@ -56,18 +59,20 @@ def test_a_target_following_its_origin_releases_by_itself(
     from outside, and the output is exact."""
     flow = start_flowing_q5(services, run_id, workers)
     origin, target = flow.origin, flow.target
-    split = control(origin, "POST", "/v1/migrations/f1/split", EVERY_PARTITION)[1]
+    track = {"protocol": "parallel-track", **EVERY_PARTITION}
+    split = control(origin, "POST", "/v1/migrations/f1/split", track)[1]
     body = {
         "role": "target",
         "protocol": "parallel-track",
         "split": split["split"],
         "offsets": split["offsets"],
+        "rows_counted": split["rows_counted"],
         "origin": f"127.0.0.1:{origin['STREAMSHIFT_CONTROL_PORT']}",
         **EVERY_PARTITION,
     }
     assert control(target, "POST", "/v1/migrations/f1/begin", body)[0] == 200
     flow.producer.join(60)
-    done = wait_status(target, lambda s: s["track"]["done"])
-    assert done["track"]["held"] == 0 and done["phase"] == "running"
-    assert control(origin, "GET", "/v1/status")[1]["track"]["done"]
+    done = wait_status(target, lambda s: s["roles"]["f1"]["done"])
+    assert done["roles"]["f1"]["held"] == 0 and done["phase"] == "running"
+    assert control(origin, "GET", "/v1/status")[1]["roles"]["f1"]["done"]
     flow.assert_exact()

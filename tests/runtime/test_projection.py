@@ -11,6 +11,7 @@ from streamshift_engine.events.wire import decode_json, encode_json
 from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.plan import builtin, builtin_names, parse_plan
+from streamshift_engine.plan.parse import input_document, plan_document
 from streamshift_engine.runner import collect, run_plan
 from streamshift_engine.runtime.projection import fields_read, input_schemas, projected
 
@@ -89,3 +90,18 @@ def test_input_schemas_read_the_projected_fields_and_let_records_take_the_typed_
 def _only(batch: Batch, names: tuple[str, ...]) -> Batch:
     columns = {n: c for n, c in batch.columns.items() if n in names}
     return Batch(batch.source, batch.ts, batch.partition, batch.offset, columns)
+
+
+def test_the_projected_plan_keeps_each_input_watermark_strategy() -> None:
+    """The worker runs the projected plan: an input's bounded out-of-orderness and far-future
+    guard must survive the projection (they once fell back to the defaults)."""
+    document = plan_document(builtin("nexmark-q5"))
+    strategy = {"out_of_orderness": 2_000, "max_future": 60_000}
+    document["inputs"] = [
+        {**input_document(spec), "watermark": strategy} for spec in builtin("nexmark-q5").inputs
+    ]
+    plan = parse_plan(document)
+    assert [spec.watermark for spec in projected(plan).inputs] == [
+        spec.watermark for spec in plan.inputs
+    ]
+    assert plan.inputs[0].watermark.out_of_orderness == 2_000

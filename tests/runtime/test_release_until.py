@@ -2,13 +2,13 @@
 results are due at their window's end, results without a window after their newest tuple; once
 released up to a watermark, results due by it are not held."""
 
-from types import SimpleNamespace
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from streamshift_engine.events.results import ResultBatch
-from streamshift_engine.runtime.loop import Worker
-from streamshift_engine.runtime.parallel_track import Track, due_by, output
+from streamshift_engine.migration.parallel_track_roles import TrackTarget, due_by
+from streamshift_engine.migration.port import InstancePort
+from streamshift_engine.migration.role import Role
 
 
 def results(window_end: list[int], max_ts: list[int]) -> ResultBatch:
@@ -53,11 +53,13 @@ def test_a_target_holds_all_until_released_then_only_what_is_not_due() -> None:
     """Before any release a holding target holds every result it computes; once released up to
     a watermark, later results of windows ending by it go out with the step that computed them,
     the rest is held."""
-    track = Track("m", "target", frozenset({0}), split=1_000, holding=True)
-    worker = cast(Worker, SimpleNamespace(track=track))
-    assert output(worker, [new_results([2_000])]) == []
+    track = TrackTarget.__new__(TrackTarget)
+    Role.__init__(track, "m", frozenset({0}))
+    track.split, track.held, track.until = 1_000, [], None
+    port = cast(InstancePort, cast(Any, None))
+    assert track.on_output(port, [new_results([2_000])]) == []
     assert [list(b.window_end) for b in track.held] == [[2_000]]
     track.held, track.until = [], 4_000
-    out = output(worker, [new_results([2_000, 4_000, 6_000])])
+    out = track.on_output(port, [new_results([2_000, 4_000, 6_000])])
     assert [list(b.window_end) for b in out] == [[2_000, 4_000]]
     assert [list(b.window_end) for b in track.held] == [[6_000]]

@@ -7,12 +7,20 @@ aggregates keyed or global, joins by range, tumbling time or rows, a join feedin
 a time aggregate feeding a top-k that ranks its windows or opens its own on the same grid).
 Inputs are small so that hundreds of cases run in minutes; a `Case` is a pure function of its
 family and seed.
+
+Drawn (`make_case(..., disordered=None)`, as the property checks do), half of the cases (per
+case from its own stream, so the rest of a case is the same either way) are disordered, as Kafka
+partitions are: the plan's inputs get a bounded out-of-orderness
+(`WatermarkSpec.out_of_orderness`), records arrive up to that bound after their event time, and
+a few arrive later than the bound (late: dead letters, the same with and without migration).
+Seed-schema inputs draw each record's delay; Nexmark inputs use the generator's out-of-order
+groups and late events (`nexmark.arrival`).
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -26,7 +34,7 @@ from streamshift_engine.plan import builtin
 from streamshift_engine.plan.builtin import SEED_SCHEMA
 from streamshift_engine.plan.model import Plan
 from streamshift_engine.plan.nexmark_queries import nexmark_plan
-from streamshift_engine.plan.parse import parse_plan
+from streamshift_engine.plan.parse import parse_plan, plan_document
 from streamshift_engine.runner import Instance
 
 PARTITIONS = 2
@@ -44,6 +52,17 @@ NEXMARK_CONFIG = GeneratorConfig(
     base_time_ms=0,
     partitions=PARTITIONS,
 )
+DISORDERED_SHARE = 0.5
+SEED_BOUNDS_MS = (500, 2_000, 4_000)
+"""The out-of-orderness bounds of disordered seed-schema cases (their windows: 1 to 10 s)."""
+LATE_SHARE = (0.02, 0.1)
+"""The share of a disordered seed-schema input's records that arrive beyond the bound."""
+NEXMARK_BOUND_MS = 150
+NEXMARK_DISORDER = replace(
+    NEXMARK_CONFIG, out_of_order_group_size=10, late_per_million=50_000, late_delay_ms=400
+)
+"""Groups of 10 events (100 ms at 100 events/s, within the bound) shuffled, and 5% of events
+400 ms late (beyond it)."""
 FAMILIES = (
     "q1",
     "q2",
@@ -71,6 +90,7 @@ class Case:
     start_step: int
     max_delay: int
     partitions: int = PARTITIONS
+    disordered: bool = False
 
     def instance(self, plan: Plan) -> Instance:
         """A fresh engine instance over all of the case's partitions."""
@@ -89,26 +109,76 @@ class Case:
             self.slice_ms, start, self.seed, self.max_delay,
         )  # fmt: skip
 
+    def chained(
+        self, protocols: list[type[Protocol]], start_step: int = 2, gap_steps: int = 1
+    ) -> tuple[Outcome, list[Protocol]]:
+        """The run with the whole group migrated by each protocol in turn (`chain`), the first
+        from `start_step` on, early enough for the later ones to run before the input ends."""
+        from streamshift_engine.migration.chain import run_chain
 
-def make_case(family: str, seed: int) -> Case:
-    """The case `seed` of `family` (one of `FAMILIES`)."""
+        return run_chain(
+            protocols, self.plan, self.inputs, self.partitions, self.instance, self.slice_ms,
+            start_step, gap_steps, self.seed, self.max_delay,
+        )  # fmt: skip
+
+
+def make_case(family: str, seed: int, disordered: bool | None = False) -> Case:
+    """The case `seed` of `family` (one of `FAMILIES`): in order by default, out of order with
+    `disordered`, or, with None, as the case draws it (`DISORDERED_SHARE` of the time; what the
+    property checks use)."""
     chooser = random.Random(f"{family}/{seed}")
+    shaker = random.Random(f"{family}/{seed}/disorder")
+    drawn = shaker.random() < DISORDERED_SHARE  # drawn always: a forced case is the drawn one
+    disordered = drawn if disordered is None else disordered
     if family.startswith("nexmark-"):
         plan = nexmark_plan(family, NEXMARK_WINDOW_MS)
-        generated = nexmark_inputs(seed, chooser.randint(200, 400))
+        count = chooser.randint(200, 400)
+        generated = nexmark_inputs(seed, count, NEXMARK_DISORDER if disordered else None)
         inputs = {spec.name: generated[spec.name] for spec in plan.inputs}
         slice_ms, steps = NEXMARK_SLICE_MS, 12
+        bound = NEXMARK_BOUND_MS
     else:
         seeded = family in ("q1", "q2", "q3", "smq")
         plan = builtin(family) if seeded else random_plan(family, chooser)
         names = ["S"] if family == "smq" else [spec.name for spec in plan.inputs]
-        inputs = seed_inputs(names, np.random.default_rng(seed), chooser.randint(40, 120))
+        rng = np.random.default_rng(seed)
+        inputs = seed_inputs(names, rng, chooser.randint(40, 120))
         slice_ms, steps = SEED_SLICE_MS, SEED_SPAN_MS // SEED_SLICE_MS
+        bound = shaker.choice(SEED_BOUNDS_MS)
+        if disordered:
+            inputs = arrive_out_of_order(inputs, bound, shaker.uniform(*LATE_SHARE), rng)
         if family == "smq":
             inputs = {"numbers": _as_numbers(inputs["S"])}
-    return Case(
-        family, seed, plan, inputs, slice_ms, chooser.randint(0, steps), chooser.randint(0, 4)
-    )
+    if disordered:
+        plan = with_out_of_orderness(plan, bound)
+    start, delay = chooser.randint(0, steps), chooser.randint(0, 4)
+    return Case(family, seed, plan, inputs, slice_ms, start, delay, PARTITIONS, disordered)
+
+
+def with_out_of_orderness(plan: Plan, bound_ms: int) -> Plan:
+    """`plan` with every input's watermark trailing its partitions' largest event time by
+    `bound_ms`."""
+    document = plan_document(plan)
+    for spec in document["inputs"]:
+        spec["watermark"] = {"out_of_orderness": bound_ms}
+    return parse_plan(document)
+
+
+def arrive_out_of_order(
+    inputs: dict[str, Batch], bound_ms: int, late_share: float, rng: np.random.Generator
+) -> dict[str, Batch]:
+    """Each input's records in a new arrival order: each arrives up to `bound_ms` after its
+    event time, a `late_share` of them more than `bound_ms` (up to three times) after it."""
+    arrived = {}
+    for name, batch in inputs.items():
+        late = rng.random(len(batch)) < late_share
+        delay = np.where(
+            late,
+            rng.integers(bound_ms + 1, 3 * bound_ms + 1, len(batch)),
+            rng.integers(0, bound_ms + 1, len(batch)),
+        )
+        arrived[name] = batch.take(np.lexsort((np.arange(len(batch)), batch.ts + delay)))
+    return arrived
 
 
 def seed_inputs(names: list[str], rng: np.random.Generator, count: int) -> dict[str, Batch]:
@@ -128,9 +198,12 @@ def _as_numbers(batch: Batch) -> Batch:
     return Batch("numbers", batch.ts, batch.partition, batch.offset, columns)
 
 
-def nexmark_inputs(seed: int, count: int) -> dict[str, Batch]:
-    """Persons, auctions and bids of the engine's generator, a few seconds of event time."""
-    return generate(seed, 0, count, NEXMARK_CONFIG)
+def nexmark_inputs(
+    seed: int, count: int, config: GeneratorConfig | None = None
+) -> dict[str, Batch]:
+    """Persons, auctions and bids of the engine's generator, a few seconds of event time (in
+    order unless `config` disorders them)."""
+    return generate(seed, 0, count, config or NEXMARK_CONFIG)
 
 
 def random_plan(family: str, chooser: random.Random) -> Plan:

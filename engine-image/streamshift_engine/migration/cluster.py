@@ -27,10 +27,14 @@ InstanceFactory = Callable[[Plan], EngineInstance]
 
 @dataclass
 class Producer:
-    """Appends the inputs to the log in slices of event time, one slice per step; or, with
-    `records_per_step`, that many records of each partition per step, as a Kafka producer's
-    batches fall, so a run of equal timestamps may straddle a step. `next_ts`: no record not yet
-    in the log has an earlier timestamp."""
+    """Appends the inputs to the log in arrival order (each input's records of a partition in
+    the order given, as a Kafka producer writes them: timestamps may decrease), in slices of
+    arrival time, one slice per step; or, with `records_per_step`, that many records of each
+    partition per step, as a Kafka producer's batches fall, so a run of equal timestamps may
+    straddle a step. A record's arrival time is the largest event time of its partition up to
+    it (its own for an in-order record; a late record arrives with the records it follows).
+    `next_ts`: no record not yet in the log arrives earlier (a late one's own timestamp may be
+    earlier)."""
 
     log: Log
     inputs: Mapping[str, Batch]
@@ -38,10 +42,12 @@ class Producer:
     records_per_step: int | None = None
     next_ts: int = field(init=False)
     end_ts: int = field(init=False)
+    arrival: dict[str, np.ndarray] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        times = [int(b.ts.min()) for b in self.inputs.values() if len(b)]
-        ends = [int(b.ts.max()) for b in self.inputs.values() if len(b)]
+        self.arrival = {name: _arrival(batch) for name, batch in self.inputs.items()}
+        times = [int(a.min()) for a in self.arrival.values() if len(a)]
+        ends = [int(a.max()) for a in self.arrival.values() if len(a)]
         self.next_ts = min(times, default=0)
         self.end_ts = max(ends, default=0) + 1
 
@@ -56,7 +62,8 @@ class Producer:
         stop = self.next_ts + self.slice_ms
         for name, batch in self.inputs.items():
             topic = self.log[name]
-            chosen = (batch.ts >= self.next_ts) & (batch.ts < stop)
+            arrival = self.arrival[name]
+            chosen = (arrival >= self.next_ts) & (arrival < stop)
             for partition in range(topic.partitions):
                 part = batch.take(chosen & (batch.partition == partition))
                 topic.append(partition, part.ts, part.columns)
@@ -67,22 +74,33 @@ class Producer:
         for name, batch in self.inputs.items():
             topic = self.log[name]
             for partition in range(topic.partitions):
-                part = batch.take(batch.partition == partition)
+                mine = batch.partition == partition
+                part, arrival = batch.take(mine), self.arrival[name][mine]
                 written = topic.end_offset(partition)
                 chunk = part.take(slice(written, written + count))
                 topic.append(partition, chunk.ts, chunk.columns)
-                pending += part.ts[written + len(chunk) : written + len(chunk) + 1].tolist()
+                pending += arrival[written + len(chunk) : written + len(chunk) + 1].tolist()
         self.next_ts = min(pending, default=self.end_ts)
 
 
+def _arrival(batch: Batch) -> np.ndarray:
+    """Per record, the largest event time of its partition up to it, in the batch's order."""
+    arrival = np.empty(len(batch), np.int64)
+    for partition in np.unique(batch.partition).tolist():
+        mine = np.flatnonzero(batch.partition == partition)
+        arrival[mine] = np.maximum.accumulate(batch.ts[mine])
+    return arrival
+
+
 def make_log(inputs: Mapping[str, Batch], partitions: int) -> Log:
-    """Empty topics shaped like the inputs (records in each partition sorted by time)."""
+    """Empty topics shaped like the inputs."""
     return Log(Topic(name, partitions, list(b.columns)) for name, b in inputs.items())
 
 
 def sorted_inputs(inputs: Mapping[str, Batch]) -> dict[str, Batch]:
-    """Each input ordered by (partition, ts), the order a producer writes them in."""
-    return {n: b.take(np.lexsort((b.ts, b.partition))) for n, b in inputs.items()}
+    """Each input ordered by partition, each partition's records kept in their given (arrival)
+    order: the order a producer writes them in."""
+    return {n: b.take(np.argsort(b.partition, kind="stable")) for n, b in inputs.items()}
 
 
 @dataclass
@@ -111,6 +129,7 @@ class Cluster:
             self.producer.produce()
         for name, group in list(self.groups.items()):
             self.emit(name, group.step(self.batch_records))
+            self.emit(name, group.take_outbox())
         self.transport.tick()
         self.step_number += 1
 
@@ -120,6 +139,8 @@ class Cluster:
             return False
         for group in self.groups.values():
             for tp, position in group.reader.positions.items():
+                if tp in group.reader.paused:  # a probe that read what it needed
+                    continue
                 limit = group.reader.limits.get(tp, self.log[tp[0]].end_offset(tp[1]))
                 if position < min(limit, self.log[tp[0]].end_offset(tp[1])):
                     return False
@@ -130,6 +151,7 @@ class Cluster:
         for name, group in self.groups.items():
             self.emit(name, group.finish())
             self.emit(name, group.release_held())
+            self.emit(name, group.take_outbox())
 
 
 def wall_clock() -> float:

@@ -1,21 +1,21 @@
 """A partition group at work: one engine instance, its log reader, its filters and its counters.
 
-The unit that moves is a partition group (key groups, ARCHITECTURE.md "How the protocols map onto
-Kafka and pods"); a pod runs one `Group` per partition group it owns, so a group leaves a pod
-without disturbing the watermark of the groups that stay. The protocols steer a group only from
-the outside, as docs/design/engine-api.md allows: an input filter (records below a timestamp are
-dropped before `feed`), an output filter (a predicate over `ResultBatch` rows, applied after
-`poll`), a hold-back buffer (seed 001 4.2.3: the new plan's results wait until the old plan is
-gone) and stop offsets on the reader (a marker position, seeds 003/004: the log is the upstream
-buffer). A group also tracks its watermark (the minimum over its partitions of the largest event
-time read), and at a marker it names the offsets its instance's state covers (the engine's
-`Instance.covered()`): records fed but not yet released are re-read by the next owner instead
-of being snapshotted.
-"""
+The unit that moves is a partition group (key groups, ARCHITECTURE.md "How the protocols map
+onto Kafka and pods"); a pod runs one `Group` per partition group it owns, so a group leaves a
+pod without disturbing the watermark of the groups that stay. The protocols steer a group only
+from the outside, as docs/design/engine-api.md allows: an input filter (records below a
+timestamp are dropped before `feed`), an output filter (a predicate over `ResultBatch` rows,
+applied after `poll`), a hold-back buffer (seed 001 4.2.3: the new plan's results wait until the
+old plan is gone) and stop offsets on the reader (a marker position, seeds 003/004: the log is
+the upstream buffer). A group is also the in-process driver of the protocols' roles
+(`role.Role`): it implements their `InstancePort` and calls their hooks around each step, as the
+worker does. At a marker a group names the offsets its instance's state covers (the engine's
+`Instance.covered()`): records fed but not yet released are re-read by the next owner instead of
+being snapshotted."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -24,8 +24,11 @@ import numpy.typing as npt
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
+from streamshift_engine.events.wire import DeadLetter
 from streamshift_engine.migration.log import Log, Reader, TopicPartition
+from streamshift_engine.migration.role import Role
 from streamshift_engine.pipeline import Pipeline
+from streamshift_engine.plan.model import Plan
 
 OutputFilter = Callable[[ResultBatch], npt.NDArray[np.bool_]]
 
@@ -52,6 +55,15 @@ class EngineInstance(Protocol):
     @property
     def pipeline(self) -> Pipeline: ...
 
+    @property
+    def plan(self) -> Plan: ...
+
+    @property
+    def dead_letters(self) -> list[DeadLetter]: ...
+
+    @dead_letters.setter
+    def dead_letters(self, value: list[DeadLetter]) -> None: ...
+
 
 @dataclass
 class Emitted:
@@ -77,38 +89,101 @@ class Group:
     held: list[ResultBatch] = field(default_factory=list)
     fed: int = 0
     peak_state: int = 0
-    max_fed: dict[TopicPartition, int] = field(default_factory=dict)
     started_at: dict[TopicPartition, int] = field(default_factory=dict)
     finished: bool = False
+    roles: list[Role] = field(default_factory=list)
+    outbox: list[ResultBatch] = field(default_factory=list)
+    dead: list[DeadLetter] = field(default_factory=list)
+    handed_over: bool = False
 
     def __post_init__(self) -> None:
         self.reader = Reader(self.log)
 
     def watermark(self) -> int | None:
-        """The minimum over the group's partitions of the largest event time fed."""
-        tps = self.log.topic_partitions(self.partitions)
-        if any(tp not in self.max_fed for tp in tps):
-            return None
-        return min(self.max_fed[tp] for tp in tps)
+        """The instance's watermark (as a worker's roles see it)."""
+        return self.instance.watermark()
 
     def step(self, max_records: int) -> list[ResultBatch]:
         """Read, filter, feed, poll: the results this step releases (empty while holding)."""
         for tp, position in self.reader.positions.items():
             self.started_at.setdefault(tp, position)
-        for batch in self.reader.poll(max_records):
-            tp = (batch.source, int(batch.partition[0]))
-            self.max_fed[tp] = int(batch.ts[-1])
+        batches = {(b.source, int(b.partition[0])): b for b in self.reader.poll(max_records)}
+        for role in self.roles:
+            batches = role.on_input(self, batches)
+        for tp, batch in batches.items():
             if self.min_ts is not None:
                 batch = batch.take(batch.ts >= self.min_ts)
             if len(batch):
                 self.fed += len(batch)
                 self.instance.feed(tp[0], tp[1], batch)
-        return self._release(self.instance.poll())
+        results = self._by_roles(self._release(self.instance.poll()))
+        for role in self.roles:
+            role.after_output(self)
+        return results
 
     def finish(self) -> list[ResultBatch]:
         """End of input (or of this group's part): everything still open is emitted."""
         self.finished = True
-        return self._release(self.instance.flush())
+        results = self._by_roles(self._release(self.instance.flush()))
+        for role in self.roles:
+            if not role.done:
+                results += role.end_of_input(self)
+        return results
+
+    def _by_roles(self, results: list[ResultBatch]) -> list[ResultBatch]:
+        """Results and the step's dead letters through the roles' hooks."""
+        letters, self.instance.dead_letters = self.instance.dead_letters, []
+        for role in self.roles:
+            results = role.on_output(self, results)
+            letters = role.on_dead_letters(self, letters)
+        self.dead += letters
+        return results
+
+    def take_outbox(self) -> list[ResultBatch]:
+        """Results a role released outside a step (`emit`)."""
+        out, self.outbox = self.outbox, []
+        return out
+
+    # The `InstancePort` of the protocols' roles.
+
+    @property
+    def plan(self) -> Plan:
+        return self.instance.plan
+
+    @property
+    def pipeline(self) -> Pipeline:
+        return self.instance.pipeline
+
+    def owned(self) -> frozenset[int]:
+        return frozenset(p for _, p in self.reader.positions)
+
+    def read_back_offsets(
+        self, positions: Collection[TopicPartition], ts: int
+    ) -> dict[TopicPartition, int]:
+        return {tp: self.log[tp[0]].offset_for_time(tp[1], ts) for tp in positions}
+
+    def end_offsets(self, positions: Collection[TopicPartition]) -> dict[TopicPartition, int]:
+        return {tp: self.log[tp[0]].end_offset(tp[1]) for tp in positions}
+
+    def read_from(self, offsets: Mapping[TopicPartition, int]) -> None:
+        self.reader.resume(offsets)
+        self.reader.assign(offsets)
+
+    def stop_reading(self, positions: Collection[TopicPartition]) -> None:
+        self.reader.pause(positions)
+
+    def positions_read(self) -> dict[TopicPartition, int]:
+        return dict(self.reader.positions)
+
+    def hand_over(self, partitions: Collection[int]) -> None:
+        self.reader.unassign(partitions)
+        self.handed_over = True
+
+    def emit(self, results: list[ResultBatch]) -> None:
+        self.outbox += results
+
+    def send_dead_letters(self, letters: list[DeadLetter]) -> None:
+        self.dead += letters
 
     def release_held(self) -> list[ResultBatch]:
         held, self.held, self.holding = self.held, [], False

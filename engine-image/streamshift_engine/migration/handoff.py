@@ -125,3 +125,26 @@ def time_bounded_refusal(plan: Plan) -> str | None:
         found = ", ".join(sorted(kinds - {"time", "range"}))
         return f"it has {found} windows: their boundaries are tuple counts or gaps, not event times"
     return None
+
+
+def finish_horizon(plan: Plan) -> int:
+    """Event time after `A` by which the origin has emitted every result with a split time below
+    `A`. When every window is a time window: the end of the controlling window that starts last
+    before `A` (the pipeline fires windows in plan order on each watermark, upstream results
+    reaching the controlling window in the same advance, so that window fires once the watermark
+    reaches its end); otherwise `horizon`, every window's size on the path."""
+    found = windows(plan)
+    control = plan.controlling_window
+    if control is None or not found or any(w.kind != "time" for w in found):
+        return horizon(plan)
+    return control.size - control.slide + 1
+
+
+def last_window_start(plan: Plan, watermark: int | None) -> int:
+    """`ts_last_w` of seed 000 equation (1): the start of the last controlling window fired at
+    `watermark` (grid-aligned; before the first window when nothing fired yet)."""
+    window = plan.controlling_window
+    size, slide = (window.size, window.slide) if window and window.kind == "time" else (1, 1)
+    if watermark is None:
+        return align(plan, -size - slide)
+    return ((watermark - size) // slide) * slide

@@ -1,11 +1,13 @@
 """An in-memory partitioned log that behaves like a set of Kafka topics.
 
 The protocols and their tests read inputs from it; the worker runtime later puts Kafka behind
-the same interface. A `Topic` holds, per partition, records in append order with consecutive
-offsets from 0 and an event time each (in order within a partition, as a Kafka partition fed by
-one in-order producer). `Reader`s are independent consumers: each has its own position per
-partition and can seek by offset or by timestamp (`offset_for_time`: the first offset whose
-timestamp is `>= t`, Kafka's `offsetsForTimes`), so an origin and a target can read the same
+the same interface. A `Topic` holds, per partition, records in arrival order with consecutive
+offsets from 0 and an event time each. As in a Kafka partition, offsets follow arrival, not event
+time: timestamps may decrease (out-of-order and late records). `Reader`s are independent
+consumers: each has its own position per partition and can seek by offset or by timestamp
+(`offset_for_time`: the first offset whose timestamp is `>= t`, found by scanning as Kafka's
+`offsetsForTimes` does, so on disordered data records before it may still have later timestamps
+and records after it earlier ones), so an origin and a target can read the same
 partitions from different points, as ARCHITECTURE.md "How the protocols map onto Kafka and pods"
 describes.
 """
@@ -42,9 +44,6 @@ class Topic:
         if len(ts) == 0:
             return start
         times = np.asarray(ts, np.int64)
-        last = self._merged[partition].ts
-        if np.any(np.diff(times) < 0) or (len(last) and times[0] < last[-1]):
-            raise ValueError(f"{self.name}[{partition}]: timestamps must not decrease")
         chunk = Batch(
             source=self.name,
             ts=times,
@@ -73,7 +72,9 @@ class Topic:
 
     def offset_for_time(self, partition: int, ts: int) -> int:
         """The first offset whose timestamp is `>= ts`, or the end offset when there is none."""
-        return int(np.searchsorted(self._merged[partition].ts, ts, side="left"))
+        times = self._merged[partition].ts
+        at_or_after = np.flatnonzero(times >= ts)
+        return int(at_or_after[0]) if len(at_or_after) else len(times)
 
     def timestamp_at(self, partition: int, offset: int) -> int:
         return int(self._merged[partition].ts[offset])
@@ -111,6 +112,7 @@ class Reader:
         self.log = log
         self.positions: dict[TopicPartition, int] = {}
         self.limits: dict[TopicPartition, int] = {}
+        self.paused: set[TopicPartition] = set()
 
     def assign(self, positions: Mapping[TopicPartition, int]) -> None:
         """Start reading the given partitions at the given offsets."""
@@ -125,6 +127,13 @@ class Reader:
     def stop_at(self, limits: Mapping[TopicPartition, int]) -> None:
         """Never read at or past these offsets (a marker position)."""
         self.limits.update(limits)
+
+    def pause(self, positions: Iterable[TopicPartition]) -> None:
+        """Read nothing more of these partitions until `resume`."""
+        self.paused.update(positions)
+
+    def resume(self, positions: Iterable[TopicPartition]) -> None:
+        self.paused.difference_update(positions)
 
     def unassign(self, partitions: Iterable[int]) -> None:
         keep = set(partitions)
@@ -142,6 +151,8 @@ class Reader:
         """Up to `max_records` new records per assigned partition, one batch each."""
         batches = []
         for tp, position in sorted(self.positions.items()):
+            if tp in self.paused:
+                continue
             topic = self.log[tp[0]]
             stop = min(position + max_records, self.limits.get(tp, position + max_records))
             batch = topic.read_until(tp[1], position, stop)

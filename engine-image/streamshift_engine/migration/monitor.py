@@ -17,8 +17,10 @@ instance's merge buffer): then the instance's watermark is at or after `A`.
 
 from __future__ import annotations
 
-from streamshift_engine.migration.group import EngineInstance
+from typing import Protocol
+
 from streamshift_engine.operators.base import Operator
+from streamshift_engine.pipeline import Pipeline
 from streamshift_engine.state.stores import KeyedRecordStore, StateStore, TableStore
 
 MIN_COLUMNS = ("min_ts", "min:_ts")
@@ -45,7 +47,16 @@ def finished(operator: Operator, split: int) -> bool:
     )
 
 
-def old_box_finished(instance: EngineInstance, split: int) -> bool:
+class Watched(Protocol):
+    """What the check reads of an instance (an engine instance, or a role's port)."""
+
+    @property
+    def pipeline(self) -> Pipeline: ...
+
+    def watermark(self) -> int | None: ...
+
+
+def old_box_finished(instance: Watched, split: int) -> bool:
     """Whether the old plan holds no old tuple any more, nor will receive one."""
     watermark = instance.watermark()
     if watermark is None or watermark < split:

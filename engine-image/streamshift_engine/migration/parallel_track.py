@@ -1,91 +1,66 @@
-"""Parallel track (seed 001, section 4.2, Algorithm 3): old and new plan side by side.
+"""Parallel track (seed 001, section 4.2, Algorithm 3) in process: the coordinator's messages
+between the roles of `parallel_track_roles`, the same roles the worker runs.
 
 Phases:
 
-1. `starting`: the coordinator asks the origin to start. `T_M_start` is when the request arrives:
-   the tuples the origin's instance has released into its plan by then (event time before its
-   watermark `A`) are *old*, every other tuple *new* (`monitor`).
-2. `parallel`: the target runs the new plan (the same plan for a move, an equivalent one for a
-   plan change) with empty state, reading the log from `A` less the plan's read-back (`marking`:
-   windows straddling `A` must be seen whole to be recognised as old), and emits only new results
-   (no old tuple in them). The origin keeps running the old plan and emits only old results
-   (4.2.2: the old root skips new-new combinations); the target's results are held back (4.2.3)
-   so per-key order holds.
-3. `Monitor_Old_Box` (4.2.4) checks, once per tick, the old plan's states for old tuples; when
-   every operator's `IF_FINISHED` flag is set the origin is disconnected and the held results are
-   released: `done`. How long that takes is the migration stage of equation (4): `W` for one
-   level of joins, `2W` when a join's output feeds another join, `n` new tuples for a `ROWS n`
-   window.
+1. `starting`: the coordinator asks the origin to split. `T_M_start` is when the request
+   arrives: the tuples the origin has released into its plan by then (event time before its
+   watermark `A`) are *old*, every other tuple *new* (`monitor`); an origin without a watermark
+   yet is asked again next tick. Its answer (`A`, the read-back offsets, whether its `ROWS`
+   window counted a tuple) travels to the target.
+2. `parallel`: the target runs the new plan with empty state from the read-back offsets and
+   holds its new results; the origin emits only old ones. Once `Monitor_Old_Box` finds no old
+   tuple in the old plan the origin hands over and the target's held output is released:
+   `done`.
+
+End of input may end the run before the origin splits or once the target runs (every live
+group flushes its side).
 """
 
 from __future__ import annotations
 
-from streamshift_engine.migration import marking, monitor
 from streamshift_engine.migration.cluster import Cluster
+from streamshift_engine.migration.parallel_track_roles import NoWatermark, TrackOrigin, TrackTarget
 from streamshift_engine.migration.protocol import DONE, Protocol
-from streamshift_engine.migration.tuple_gate import TupleGate
-from streamshift_engine.plan.model import Plan
 
 
 class ParallelTrack(Protocol):
     name = "parallel-track"
 
-    @classmethod
-    def changes_plans(cls) -> bool:
-        return True
-
-    @classmethod
-    def refusal(cls, plan: Plan, new_plan: Plan) -> str | None:
-        reason = marking.refusal(plan) or marking.refusal(new_plan)
-        return f"parallel-track refuses {plan.name}: {reason}" if reason else None
-
     def begin(self, cluster: Cluster) -> None:
         self.enter(cluster, "starting")
-        self.send(cluster, "coordinator", "origin", "start")
-        self.split: int | None = None
+        self.send(cluster, "coordinator", "origin", "split")
+        self.origin_role: TrackOrigin | None = None
+        self.target_role: TrackTarget | None = None
+        self.asked = False
 
     def on_step(self, cluster: Cluster) -> None:
         for _ in cluster.transport.receive("origin"):
-            self._start(cluster)
-        if self.phase == "parallel" and self._old_box_finished():
+            self.asked = True
+        if self.asked and self.origin_role is None:
+            self._split(cluster)
+        for message in cluster.transport.receive("target"):
+            target = self.new_target()
+            self.target_role = TrackTarget(self.name, target.partitions, target, message.body)
+            target.roles.append(self.target_role)
+            cluster.add(target)
+            self.enter(cluster, "parallel")
+        origin, role = self.origin_role, self.target_role
+        if origin is not None and origin.done and role is not None and self.phase != DONE:
             cluster.remove(self.origin.name)
-            if self.target is not None:
-                cluster.emit(self.target.name, self.target.release_held())
+            assert self.target is not None
+            role.release_output(self.target, origin.handed_over_at)
+            cluster.emit(self.target.name, self.target.take_outbox())
             self.enter(cluster, DONE)
 
-    def _start(self, cluster: Cluster) -> None:
-        split = self.origin.instance.watermark()
-        if split is None:
-            split = self._before_every_tuple(cluster)
-        self.split = split
-        self.origin.output_filter = marking.old_results(split)
-        target = self.new_target()
-        rebuild_from = split - marking.readback(self.new_plan)
-        target.reader.assign(cluster.log.offsets_for_time(self.origin.partitions, rebuild_from))
-        target.output_filter = marking.new_results(split)
-        target.holding = True
-        window = marking.rows_window(self.new_plan)
-        if window is not None:
-            gate = TupleGate.install(target.instance.pipeline, window)
-            gate.open(split, 0, history_complete=not self._old_rows_counted())
-        cluster.add(target)
-        self.enter(cluster, "parallel")
+    def may_end_with_input(self) -> bool:
+        """Not while the origin already drops new results the not-yet-started target owes."""
+        return self.origin_role is None or self.target_role is not None
 
-    def _before_every_tuple(self, cluster: Cluster) -> int:
-        """A split no tuple precedes (the origin has released none: none is old)."""
-        log = cluster.log
-        firsts = [
-            log[topic].timestamp_at(partition, 0)
-            for topic, partition in log.topic_partitions(self.origin.partitions)
-            if log[topic].end_offset(partition)
-        ]
-        return min([*firsts, cluster.producer.next_ts])
-
-    def _old_rows_counted(self) -> bool:
-        """Whether the old plan's `ROWS` window has counted a tuple (an old one)."""
-        window = marking.rows_window(self.plan)
-        operators = self.origin.instance.pipeline.operators
-        return any(op.id == window and op.partitions() for op in operators)
-
-    def _old_box_finished(self) -> bool:
-        return self.split is not None and monitor.old_box_finished(self.origin.instance, self.split)
+    def _split(self, cluster: Cluster) -> None:
+        try:
+            self.origin_role = TrackOrigin(self.name, self.origin.partitions, self.origin)
+        except NoWatermark:
+            return
+        self.origin.roles.append(self.origin_role)
+        self.send(cluster, "origin", "target", "begin", **self.origin_role.report())

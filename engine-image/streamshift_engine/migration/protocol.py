@@ -2,10 +2,10 @@
 
 A protocol moves one partition group from an origin `Group` to a new target `Group` (built by an
 `InstanceFactory`, possibly for a new plan). `refusal(plan, new_plan)` says up front why it
-cannot migrate a plan exactly (None when it can); `begin` starts it; `on_step` is called once per
-cluster tick, reads the protocol's messages from the transport and moves to the next phase when
-its condition holds. Each phase entered is recorded with its step and wall-clock time.
-"""
+cannot migrate a plan exactly (None when it can; `capability` decides); `begin` starts it;
+`on_step` is called once per cluster tick, reads the protocol's messages from the transport and
+moves to the next phase when its condition holds. Each phase entered is recorded with its step
+and wall-clock time."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar
 
+from streamshift_engine.migration import capability
 from streamshift_engine.migration.cluster import Cluster, InstanceFactory, wall_clock
 from streamshift_engine.migration.group import Group
 from streamshift_engine.migration.transport import Message
@@ -47,14 +48,9 @@ class Protocol(ABC):
 
     @classmethod
     def refusal(cls, plan: Plan, new_plan: Plan) -> str | None:
-        """Why this protocol cannot migrate `plan` to `new_plan` exactly, or None."""
-        if plan.name != new_plan.name and not cls.changes_plans():
-            return f"{cls.name} moves a plan, it cannot change it"
-        return None
-
-    @classmethod
-    def changes_plans(cls) -> bool:
-        return False
+        """Why this protocol cannot migrate `plan` to `new_plan` exactly, or None
+        (`capability`, the one place every caller asks)."""
+        return capability.refusal(cls.name, plan, new_plan)
 
     @property
     def phase(self) -> str:

@@ -3,7 +3,12 @@
 `run_reference` reads every partition with one group; `run_migration` starts the same way and,
 at step `start_step`, hands the partition group to a protocol, under a transport that delays and
 reorders messages by up to `max_delay` ticks. `compare` checks exactness (the same result ids with
-the same values, no duplicates, and per key the same order of windows); `Cost` holds the figures
+the same values, no duplicates, and per key the same order of windows); `compare_outcomes` also
+checks that the migration dead-lettered exactly the records the run without migration did (each
+once, with the same reason: out-of-order input must cost a migration nothing either way). An
+outcome's dead letters are those its groups collected (`Group.dead`, where a group takes them
+from its instance) and those still held by any engine instance the run created (through its
+factory, so also instances a protocol builds and drops). `Cost` holds the figures
 ARCHITECTURE.md asks of every migration.
 """
 
@@ -12,7 +17,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.migration.cluster import (
@@ -22,7 +27,7 @@ from streamshift_engine.migration.cluster import (
     make_log,
     sorted_inputs,
 )
-from streamshift_engine.migration.group import Emitted, Group
+from streamshift_engine.migration.group import Emitted, EngineInstance, Group
 from streamshift_engine.migration.protocol import Protocol
 from streamshift_engine.migration.transport import InProcessTransport
 from streamshift_engine.plan.model import Plan
@@ -41,11 +46,37 @@ class Cost:
     peak_state_bytes: int
 
 
+Letter = tuple[str, int, int, str]
+"""A dead letter as compared: input, partition, offset, reason."""
+
+
 @dataclass(frozen=True)
 class Outcome:
     emitted: list[Emitted]
     fed: int
     cost: Cost | None = None
+    dead_letters: Counter[Letter] = field(default_factory=Counter)
+
+
+class _Recording:
+    """An instance factory that remembers every instance it made (for their dead letters)."""
+
+    def __init__(self, factory: InstanceFactory) -> None:
+        self.factory = factory
+        self.made: list[EngineInstance] = []
+
+    def __call__(self, plan: Plan) -> EngineInstance:
+        instance = self.factory(plan)
+        self.made.append(instance)
+        return instance
+
+    def dead_letters(self, groups: list[Group]) -> Counter[Letter]:
+        """The dead letters `groups` collected and those the instances still hold."""
+        held = [getattr(instance, "dead_letters", []) for instance in self.made]
+        collected = [getattr(group, "dead", []) for group in groups]
+        return Counter(
+            (d.source, d.partition, d.offset, d.reason) for part in held + collected for d in part
+        )
 
 
 def _cluster(
@@ -78,11 +109,12 @@ def run_reference(
     slice_ms: int,
 ) -> Outcome:
     cluster = _cluster(inputs, partitions, slice_ms, 0, 0)
-    group = _start_group(cluster, "reference", plan, factory)
+    recording = _Recording(factory)
+    group = _start_group(cluster, "reference", plan, recording)
     while not cluster.drained():
         cluster.step()
     cluster.finish()
-    return Outcome(cluster.sink, group.fed)
+    return Outcome(cluster.sink, group.fed, dead_letters=recording.dead_letters([group]))
 
 
 def run_migration(
@@ -101,8 +133,9 @@ def run_migration(
     """The same input with the whole group migrated by `protocol_type` from `start_step` on
     (the producer writes `slice_ms` of event time per step, or `records_per_step` records)."""
     cluster = _cluster(inputs, partitions, slice_ms, seed, max_delay, records_per_step)
-    origin = _start_group(cluster, "origin", plan, factory)
-    protocol = protocol_type(origin, "target", plan, new_plan, factory)
+    recording = _Recording(factory)
+    origin = _start_group(cluster, "origin", plan, recording)
+    protocol = protocol_type(origin, "target", plan, new_plan, recording)
     steps = 0
     while not (cluster.drained() and (steps > start_step and protocol.may_end_with_input())):
         if steps == start_step:
@@ -117,7 +150,8 @@ def run_migration(
     cluster.finish()
     fed = origin.fed + (protocol.target.fed if protocol.target else 0)
     groups = [origin, *([protocol.target] if protocol.target else [])]
-    return Outcome(cluster.sink, fed, _cost(protocol, cluster, held, fed, groups))
+    cost = _cost(protocol, cluster, held, fed, groups)
+    return Outcome(cluster.sink, fed, cost, recording.dead_letters(groups))
 
 
 def _cost(protocol: Protocol, cluster: Cluster, held: int, fed: int, groups: list[Group]) -> Cost:
@@ -164,6 +198,19 @@ def compare(reference: list[Emitted], migrated: list[Emitted]) -> list[str]:
         problems.append(f"{sum(extra.values())} duplicate or wrong, e.g. {next(iter(extra))}")
     if _per_key_order(expected) != _per_key_order(actual):
         problems.append("per-key order differs")
+    return problems
+
+
+def compare_outcomes(reference: Outcome, migrated: Outcome) -> list[str]:
+    """`compare` of the results, and the dead letters: the same records, each as often (once)
+    and for the same reason."""
+    problems = compare(reference.emitted, migrated.emitted)
+    missing = reference.dead_letters - migrated.dead_letters
+    extra = migrated.dead_letters - reference.dead_letters
+    if missing:
+        problems.append(f"{sum(missing.values())} dead letters missing, e.g. {min(missing)}")
+    if extra:
+        problems.append(f"{sum(extra.values())} dead letters extra or twice, e.g. {min(extra)}")
     return problems
 
 

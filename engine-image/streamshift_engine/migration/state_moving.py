@@ -25,11 +25,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from streamshift_engine.migration import plan_change, state_recompute
+from streamshift_engine.migration import capability, state_recompute
 from streamshift_engine.migration.cluster import Cluster
 from streamshift_engine.migration.group import Group
 from streamshift_engine.migration.protocol import DONE, Protocol
-from streamshift_engine.plan.model import Plan
 from streamshift_engine.runner import Instance
 
 
@@ -99,10 +98,6 @@ class _SnapshotMove(Protocol):
 class StateTransfer(_SnapshotMove):
     name = "state-transfer"
 
-    @classmethod
-    def changes_plans(cls) -> bool:
-        return True
-
 
 class MovingState(_SnapshotMove):
     """Seed 001 4.1. For the same plan the snapshot is shared as a whole; for a plan change the
@@ -112,22 +107,13 @@ class MovingState(_SnapshotMove):
     name = "moving-state"
     shares_state = True
 
-    @classmethod
-    def changes_plans(cls) -> bool:
-        return True
-
-    @classmethod
-    def refusal(cls, plan: Plan, new_plan: Plan) -> str | None:
-        reason = None if plan == new_plan else plan_change.refusal(plan, new_plan)
-        return f"moving-state refuses {plan.name}: {reason}" if reason else None
-
     def _state(self) -> dict[str, object]:
-        if self.plan == self.new_plan:
+        if capability.same_computation(self.plan, self.new_plan):
             return super()._state()
         return {"instance": self.origin.instance}
 
     def _install(self, cluster: Cluster, target: Group) -> None:
-        if self.plan == self.new_plan:
+        if capability.same_computation(self.plan, self.new_plan):
             super()._install(cluster, target)
             return
         self.enter(cluster, "matching-moving-recomputing")

@@ -53,7 +53,7 @@ def move_states(old_plan: Plan, old: Instance, new_plan: Plan, new: Instance) ->
     """Fill `new`'s states from `old`'s (matched: share or move; unmatched: recompute)."""
     shared, moved = move_matched(old_plan, old, new_plan, new)
     recomputed = recompute_unmatched(old_plan, new_plan, new)
-    carry_positions(old, new)
+    new.carry_positions(old)
     return StateMove(shared, moved, recomputed)
 
 
@@ -165,13 +165,3 @@ def _combine(left: Record, right: Record) -> Record:
     identity = combined_identity(left, right)
     head = (max(left[TS], right[TS]), min(left[MIN], right[MIN]), max(left[MAX], right[MAX]))
     return (*head, identity, *left[VALUES:], *right[VALUES:], identity)
-
-
-def carry_positions(old: Instance, new: Instance) -> None:
-    """The new instance covers the positions the old state covers (as `Instance.restore`)."""
-    for position, offset in old.covered().items():
-        new.covered_to[position] = offset
-        new.fed_to[position] = offset
-    for position, ts in old.max_released.items():
-        new.max_released[position] = ts
-        new.max_read[position] = max(ts, new.max_read.get(position, ts))

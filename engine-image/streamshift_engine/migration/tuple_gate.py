@@ -48,7 +48,7 @@ class TupleGate(Operator):
         self.stores = inner.stores
         self.size = inner.windows.size
         self.boundary: int | None = None
-        self.counted_before = sum(r[0][0] for r in inner.seen.groups.values() if r)
+        self.counted_before = self._seen()
         self.counted_from = 0
         self.settled = NEVER
         self.warming = 0
@@ -68,10 +68,20 @@ class TupleGate(Operator):
                 return gate
         raise KeyError(node_id)
 
-    def watch(self, boundary: int) -> None:
+    def watch(self, boundary: int | None) -> None:
         """Origin: count from here, and emit only windows starting before `boundary` (which
-        must lie after every tuple counted so far)."""
+        must lie after every tuple counted so far); None: emit every window again. A gate that
+        was a target's (a chained migration: the previous target is the next origin) becomes
+        an origin's: it counts anew, and still suppresses its warm-up windows."""
         self.boundary = boundary
+        self.opened = False
+        self.counted_before = self._seen()
+        self.counted_from = 0
+        self.settled = NEVER
+
+    def _seen(self) -> int:
+        """The tuples the window has counted since the stream began (its count's state)."""
+        return sum(r[0][0] for r in self.inner.seen.groups.values() if r)
 
     def open(self, boundary: int, discard: int, history_complete: bool) -> None:
         """Target: take tuples from `boundary` on, less the first `discard` of them."""
@@ -89,18 +99,19 @@ class TupleGate(Operator):
         return boundary is not None and (self.counted_from > 0 or self.settled >= boundary)
 
     def process(self, port: int, batch: Batch) -> list[Batch]:
-        if self.boundary is None:
-            return self.inner.process(port, batch)
+        boundary = self.boundary
+        if boundary is None:
+            return self._fed(port, batch)
         if self.opened:
-            return self._as_target(port, batch)
-        before = int(np.count_nonzero(batch.ts < self.boundary))
+            return self._fed(port, batch.take(batch.ts >= boundary))
+        before = int(np.count_nonzero(batch.ts < boundary))
         self.counted_before += before
         self.counted_from += len(batch) - before
-        return [_starting_before(out, self.boundary) for out in self.inner.process(port, batch)]
+        return [_starting_before(out, boundary) for out in self._fed(port, batch)]
 
-    def _as_target(self, port: int, batch: Batch) -> list[Batch]:
-        assert self.boundary is not None
-        batch = batch.take(batch.ts >= self.boundary)
+    def _fed(self, port: int, batch: Batch) -> list[Batch]:
+        """The window's output for `batch`, less the windows of its warm-up (fewer than `n`
+        tuples of its own)."""
         warm = min(self.warming, len(batch))
         if warm:
             self.warming -= warm

@@ -8,11 +8,14 @@ machine. The semantics follow the Nexmark reference generator (Beam / Flink nexm
 `PersonGenerator`, `AuctionGenerator`, `BidGenerator`); the reference's random stream is
 replaced by draws, so the values differ from Java's while the distributions are the same.
 
-Partitions and offsets: each event's `partition` is `mix64(key) % config.partitions` with the
-key of its kind (`model.KEY_FIELDS`: persons by id, auctions by seller, bids by auction). Its
-`offset` is its position among the events of the same kind and partition *within the generated
-range*, starting at 0, in index order. For `start_index > 0` offsets therefore restart at 0: they
-are range-local positions, and Kafka assigns the real offsets when the range is produced.
+Order: each kind's events come in arrival order (`nexmark.arrival`): index order unless the
+config shuffles them in out-of-order groups or makes some late; an event's fields and time are
+those of its own index either way. Partitions and offsets: each event's `partition` is
+`mix64(key) % config.partitions` with the key of its kind (`model.KEY_FIELDS`: persons by id,
+auctions by seller, bids by auction). Its `offset` is its position among the events of the same
+kind and partition *within the generated range*, starting at 0, in arrival order. For
+`start_index > 0` offsets therefore restart at 0: they are range-local positions, and Kafka
+assigns the real offsets when the range is produced.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from streamshift_engine.events.batch import Batch
-from streamshift_engine.nexmark import draws, ids, strings
+from streamshift_engine.nexmark import arrival, draws, ids, strings
 from streamshift_engine.nexmark.config import (
     FIRST_AUCTION_ID,
     FIRST_CATEGORY_ID,
@@ -86,18 +89,53 @@ def generate(
         raise ValueError("start_index and count must not be negative")
     config = config or GeneratorConfig()
     indices = np.arange(start_index, start_index + count, dtype=np.int64)
+    return _build(seed, _by_kind(seed, indices, config), config)
+
+
+def generate_arriving(
+    seed: int,
+    start_index: int,
+    count: int,
+    first_slot: int,
+    stop_slot: int,
+    config: GeneratorConfig,
+) -> dict[str, Batch]:
+    """The events of `generate(seed, start_index, count, config)` that arrive in the slots
+    `[first_slot, stop_slot)` (`nexmark.arrival`; a slot before the range counts as its first,
+    one after it as its last), in arrival order, offsets counted from the first of them:
+    consecutive slot windows give, one after the other, the events of the whole range in its
+    order, so a range can be generated window by window."""
+    end = start_index + count
+    group, late = config.out_of_order_group_size, config.late_slots
+    low, high = max(start_index, first_slot - late - group), min(end, stop_slot + group)
+    indices = np.arange(low, max(low, high), dtype=np.int64)
+    chosen = {}
+    for kind, kind_indices in _by_kind(seed, indices, config).items():
+        slot, _ = arrival.slots(seed, kind_indices, config)
+        slot = np.clip(slot, start_index, end - 1)
+        chosen[kind] = kind_indices[(slot >= first_slot) & (slot < stop_slot)]
+    return _build(seed, chosen, config)
+
+
+def _by_kind(seed: int, indices: I64, config: GeneratorConfig) -> dict[str, I64]:
+    """The indices of each kind, in arrival order."""
     within = indices % config.total_proportion
     first_auction = config.person_proportion
     first_bid = first_auction + config.auction_proportion
     kinds = {
-        "person": (_persons, indices[within < first_auction]),
-        "auction": (_auctions, indices[(within >= first_auction) & (within < first_bid)]),
-        "bid": (_bids, indices[within >= first_bid]),
+        "person": indices[within < first_auction],
+        "auction": indices[(within >= first_auction) & (within < first_bid)],
+        "bid": indices[within >= first_bid],
     }
+    return {kind: i[arrival.arrival_order(seed, i, config)] for kind, i in kinds.items()}
+
+
+def _build(seed: int, kinds: dict[str, I64], config: GeneratorConfig) -> dict[str, Batch]:
+    builders = {"person": _persons, "auction": _auctions, "bid": _bids}
     batches = {}
-    for kind, (build, kind_indices) in kinds.items():
+    for kind, kind_indices in kinds.items():
         times = ids.event_times(kind_indices, config)
-        columns = build(seed, kind_indices, times, config)
+        columns = builders[kind](seed, kind_indices, times, config)
         ordered = {name: columns[name] for name in SCHEMAS[kind].names}
         keys = columns[KEY_FIELDS[kind]].astype(np.int64)
         partition, offset = _placement(keys, config.partitions)
@@ -106,7 +144,7 @@ def generate(
 
 
 def _placement(keys: I64, partitions: int) -> tuple[npt.NDArray[np.int32], I64]:
-    """Partition by key hash, and each event's rank within its partition (index order)."""
+    """Partition by key hash, and each event's rank within its partition (in the given order)."""
     partition = (draws.mix64(keys.astype(np.uint64)) % np.uint64(partitions)).astype(np.int32)
     order = np.argsort(partition, kind="stable")
     sizes = np.bincount(partition, minlength=partitions)

@@ -28,14 +28,50 @@ UNBOUNDED_TYPES = frozenset({"stateful_map", "running_aggregate"})
 
 
 @dataclass(frozen=True)
+class WatermarkSpec:
+    """How an input's event time advances: Flink's `WatermarkStrategy` for one source.
+
+    - `out_of_orderness` (ms, Flink's `forBoundedOutOfOrderness`): a partition's watermark is its
+      largest event time read minus this bound. A record behind its partition's largest event
+      time by at most this much is not late: it waits and is released in event-time order once
+      the watermark passes it. 0 (the default): any record below its partition's maximum is late.
+    - `allowed_lateness` (ms, Flink's window `allowedLateness`): records up to this much behind the
+      partition's watermark are still counted in their windows. The engine emits each result
+      once and never updates it, so the only exact reading of Flink's allowed lateness is its
+      last firing: windows fire this much later, which makes it an addition to the bound
+      (`delay`). Records behind by more are late (dead letters with reason `late`). Default 0.
+    - `idle_timeout` (seconds of the instance's clock, Flink's `withIdleness`): a partition that
+      got no record for that long is left out of the watermark. None (default): only marked.
+    - `max_future` (ms): a record more than this ahead of its partition's watermark is poison
+      (a clock gone wrong), not progress: it goes to the dead letters with reason `future` and
+      does not move the watermark. None (the default) is off: a partition whose event time
+      legitimately jumps by more than the bound (a producer that paused, a replay of old data
+      followed by new) would send every later record to the dead letters, and no default can
+      know a topic's gaps. Set it above any real gap of the topic's partitions.
+    """
+
+    out_of_orderness: int = 0
+    allowed_lateness: int = 0
+    idle_timeout: float | None = None
+    max_future: int | None = None
+
+    @property
+    def delay(self) -> int:
+        """How far a partition's watermark trails its largest event time read."""
+        return self.out_of_orderness + self.allowed_lateness
+
+
+@dataclass(frozen=True)
 class InputSpec:
-    """One input stream: a topic, its event-time field, its partition key and its field types."""
+    """One input stream: a topic, its event-time field, its partition key, its field types and
+    its watermark strategy."""
 
     name: str
     topic: str
     time_field: str
     key_field: str
     schema: Mapping[str, str]
+    watermark: WatermarkSpec = WatermarkSpec()
 
 
 @dataclass(frozen=True)

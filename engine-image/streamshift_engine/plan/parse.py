@@ -4,7 +4,8 @@ Layout::
 
     name: q1
     inputs:                      # one entry per input stream
-      - {name: S, topic: s, time_field: ts, key_field: l, schema: {ts: int, l: int, m: int}}
+      - {name: S, topic: s, time_field: ts, key_field: l, schema: {ts: int, l: int, m: int},
+         watermark: {out_of_orderness: 2000}}   # optional, see below
     operators:                   # a DAG in topological order; `input` or `inputs` name upstreams
       - {id: f, type: filter, input: S, params: {predicate: "m > 3 and l in [1, 2]"}}
     output: f                    # the node whose stream is the query's result
@@ -32,6 +33,12 @@ Operator types and params (expressions use `plan.expressions`):
   over all records so far at each event time `at` where they change; with `last: {rows: n,
   by: [fields]}`, over the group's last `n` records by (`_max_ts`, those fields) (q6).
 
+An input's optional `watermark` is its watermark strategy (`model.WatermarkSpec`):
+`out_of_orderness` and `allowed_lateness` in ms (non-negative integers, default 0),
+`idle_timeout` in seconds (positive, default none) and `max_future` in ms (a positive integer
+above the other two together, default none: off). Without it an input keeps the strictest
+strategy: a record below its partition's largest event time is late.
+
 Every error is a `PlanError` naming the node and the field at fault.
 """
 
@@ -39,6 +46,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -52,6 +60,7 @@ from streamshift_engine.plan.model import (
     NodeInfo,
     OperatorSpec,
     Plan,
+    WatermarkSpec,
     WindowSpec,
 )
 
@@ -100,13 +109,28 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     """The document `parse_plan` reads back as `plan` (inputs, operators, output)."""
     return {
         "name": plan.name,
-        "inputs": [dict(vars(spec), schema=dict(spec.schema)) for spec in plan.inputs],
+        "inputs": [input_document(spec) for spec in plan.inputs],
         "operators": [
             {"id": op.id, "type": op.type, "inputs": list(op.inputs), "params": op.params}
             for op in plan.operators
         ],
         "output": plan.output,
     }
+
+
+def input_document(spec: InputSpec) -> dict[str, Any]:
+    """The document of one input; `watermark` only where it is not the default."""
+    document: dict[str, Any] = {
+        "name": spec.name,
+        "topic": spec.topic,
+        "time_field": spec.time_field,
+        "key_field": spec.key_field,
+        "schema": dict(spec.schema),
+    }
+    if spec.watermark != WatermarkSpec():
+        strategy = vars(spec.watermark)
+        document["watermark"] = {k: v for k, v in strategy.items() if v is not None}
+    return document
 
 
 def _string(raw: Mapping[str, Any], key: str, node: str, default: str | None = None) -> str:
@@ -140,7 +164,48 @@ def _input(raw: Any, index: int) -> InputSpec:
     for key, value in (("time_field", time_field), ("key_field", key_field)):
         if value not in schema:
             raise PlanError(name, key, f"field {value!r} is not in the schema")
-    return InputSpec(name, _string(raw, "topic", name, name), time_field, key_field, dict(schema))
+    topic = _string(raw, "topic", name, name)
+    strategy = watermark_spec(name, raw.get("watermark", {}))
+    return InputSpec(name, topic, time_field, key_field, dict(schema), strategy)
+
+
+def watermark_spec(node: str, raw: Any) -> WatermarkSpec:
+    """Validate an input's `watermark` strategy (layout in the module docstring)."""
+    if not isinstance(raw, Mapping):
+        raise PlanError(node, "watermark", "must be a mapping")
+    unknown = sorted(set(raw) - set(vars(WatermarkSpec())))
+    if unknown:
+        raise PlanError(node, f"watermark.{unknown[0]}", "unknown watermark setting")
+    bounds = {}
+    for key in ("out_of_orderness", "allowed_lateness"):
+        value = raw.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise PlanError(
+                node, f"watermark.{key}", f"must be a non-negative integer (ms), got {value!r}"
+            )
+        bounds[key] = value
+    idle = raw.get("idle_timeout")
+    if idle is not None and (
+        isinstance(idle, bool) or not isinstance(idle, (int, float)) or idle <= 0
+    ):
+        raise PlanError(
+            node, "watermark.idle_timeout", f"must be a positive number (s), got {idle!r}"
+        )
+    strategy = WatermarkSpec(
+        bounds["out_of_orderness"],
+        bounds["allowed_lateness"],
+        None if idle is None else float(idle),
+    )
+    if raw.get("max_future") is not None:
+        future = _positive(raw, "max_future", node, prefix="watermark.")
+        if future <= strategy.delay:
+            raise PlanError(
+                node,
+                "watermark.max_future",
+                f"{future} must exceed out_of_orderness + allowed_lateness ({strategy.delay})",
+            )
+        strategy = replace(strategy, max_future=future)
+    return strategy
 
 
 def _operator(raw: Any, index: int, nodes: dict[str, NodeInfo]) -> OperatorSpec:

@@ -19,11 +19,10 @@ from typing import Any, TypeVar
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from streamshift_engine.runtime import parallel_track, roles, unimico
+from streamshift_engine.runtime import actions, roles
 from streamshift_engine.runtime.commit_watch import CommitWatch
 from streamshift_engine.runtime.loop import Command, Worker
 from streamshift_engine.runtime.manifest import Manifest
-from streamshift_engine.runtime.moving_state_api import ACTIONS as MOVING_STATE_ACTIONS
 from streamshift_engine.runtime.moving_state_api import MovingStateRoles, OriginUnreachable
 from streamshift_engine.runtime.snapshots import SnapshotFailed
 from streamshift_engine.runtime.track_follow import Follower
@@ -140,47 +139,29 @@ async def _snapshot(request: web.Request) -> web.Response:
 
 
 async def _migration(request: web.Request) -> web.StreamResponse:
+    """A protocol's action (`actions.REGISTRY`), keyed by migration: a repeated call answers
+    the first call's answer, unless that answer asked to be asked again (`"again"`)."""
     migration, action = request.match_info["migration"], request.match_info["action"]
     done = request.app[DONE]
     if (migration, action) in done:
         return web.json_response(done[(migration, action)])
     body = await _body(request)
-    if action in MOVING_STATE_ACTIONS and (
-        action != "begin" or body.get("protocol") == "moving-state"
-    ):
+    worker = request.app[WORKER]
+    protocol = actions.protocol_of(body, worker.roles, migration, action)
+    if action in actions.ASYNC[protocol]:
         return await request.app[MOVING_STATE].handle(request, migration, action, body)
-    parts: list[int] | None = body.get("partitions")
-    actions: dict[str, Callable[[Worker], Any]] = {
-        "pause": lambda w: roles.pause(w, _need(parts), _marker(body.get("marker"))),
-        "snapshot": lambda w: roles.snapshot(w, parts, migration),
-        "release": lambda w: roles.release(w, _need(parts)),
-        "begin": lambda w: roles.begin_target(w, _need(parts)),
-        "stop": roles.stop,
-        "handoff": lambda w: unimico.handoff_origin(
-            w, migration, _need(parts), int(body["ts_start"])
-        ),
-        "activate": lambda w: unimico.activate(w, int(body["activation"])),
-        "release-output": unimico.release_output,
-    }
-    if action == "begin" and body.get("protocol") == "unimico":
-        actions["begin"] = lambda w: unimico.begin_target(w, migration, _need(parts))
-    if action == "split":
-        actions["split"] = lambda w: parallel_track.split_origin(w, migration, _need(parts))
-    if body.get("protocol") == "parallel-track":
-        actions["begin"] = lambda w: parallel_track.begin_target(
-            w, migration, _need(parts), int(body["split"]), dict(body["offsets"])
+    run = actions.lookup(protocol, action)
+    if run is None:
+        return web.json_response(
+            {"error": f"unknown action {action!r} for protocol {protocol}"}, status=404
         )
-        actions["release-output"] = parallel_track.release_output
-        actions["release-until"] = lambda w: parallel_track.release_until(w, int(body["until"]))
-    if action not in actions:
-        return web.json_response({"error": f"unknown action {action!r}"}, status=404)
     if action == "begin" and body.get("role", "target") != "target":
         return web.json_response({"error": "only role 'target' begins by adopting"}, status=409)
-    result = await call(request.app[WORKER], actions[action])
-    if action == "begin" and body.get("protocol") == "parallel-track" and body.get("origin"):
-        request.app[FOLLOWER].start(migration, str(body["origin"]), int(body["split"]))
-    again = action == "release-until" or (action == "pause" and not result["paused"])
-    if not again:  # a pause not reached yet and a release up to a watermark are asked again
+    result = await call(worker, lambda w: run(w.roles, w.port, migration, body))
+    follow = body.get("origin")
+    if action == "begin" and protocol == "parallel-track" and follow:
+        request.app[FOLLOWER].start(migration, str(follow), int(body["split"]))
+    if not result.get("again"):
         done[(migration, action)] = result
     return web.json_response(result)
 
@@ -192,19 +173,3 @@ async def _body(request: web.Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ValueError("the request body must be a JSON object")
     return body
-
-
-def _need(partitions: list[int] | None) -> list[int]:
-    if not partitions:
-        raise ValueError("'partitions' is required")
-    return [int(p) for p in partitions]
-
-
-def _marker(raw: dict[str, int] | None) -> dict[tuple[str, int], int] | None:
-    if raw is None:
-        return None
-    table = {}
-    for key, offset in raw.items():
-        name, _, partition = key.rpartition(":")
-        table[(name, int(partition))] = int(offset)
-    return table

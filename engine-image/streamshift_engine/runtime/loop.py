@@ -30,17 +30,21 @@ import pyarrow as pa
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter
+from streamshift_engine.migration.role import Role
 from streamshift_engine.runner import Instance
-from streamshift_engine.runtime import parallel_track, recovery, unimico
+from streamshift_engine.runtime import recovery
 from streamshift_engine.runtime.config import WorkerConfig
 from streamshift_engine.runtime.manifest import Manifest
 from streamshift_engine.runtime.metrics import Metrics
+from streamshift_engine.runtime.port import WorkerPort
 from streamshift_engine.runtime.sink import KafkaSink
 from streamshift_engine.runtime.snapshots import SnapshotFailed, SnapshotStore
 from streamshift_engine.runtime.source import KafkaSource, Position
 
 log = logging.getLogger("streamshift.worker")
-STARTS_KEPT = 20000  # fetched batch starts indexed per position (parallel-track's read-back)
+# per position, the fetched batches' starts with the largest event time read up to each
+# batch's end (`WorkerPort.read_back_offsets`), at most this many
+STARTS_KEPT = 20000
 STEP_S = 0.05  # a step's consume waits for input up to this long (a `submit` ends it early)
 
 
@@ -81,8 +85,8 @@ class Worker:
         self.committed_watermark: int | None = None  # what the committed output reflects
         self._phase = "running"
         self.metrics.set_phase(self._phase)
-        self.handoff: unimico.Handoff | None = None
-        self.track: parallel_track.Track | None = None
+        self.roles: dict[str, Role] = {}  # by migration: the protocols' parts on this worker
+        self.port = WorkerPort(self)
         self.starts: dict[Position, list[tuple[int, int]]] = {}
 
     @property
@@ -136,8 +140,7 @@ class Worker:
         interval they came up to 0.5 s late, a gap in the output); longer when only input
         positions would move on."""
         config = self.config
-        followed = self.track is not None and self.track.role == "origin" and not self.track.done
-        short = self.dirty or followed
+        short = self.dirty or any(role.prompt_commits() for role in self.active_roles())
         return config.output_commit_interval_s if short else config.commit_interval_s
 
     def _commands(self) -> None:
@@ -171,7 +174,8 @@ class Worker:
         """One batched consume, fed and polled; output queued unless it is replayed output."""
         batches, dead = self.source.fetch(timeout)
         begin = time.perf_counter()
-        batches = parallel_track.intercept(self, unimico.intercept(self, batches))
+        for role in self.active_roles():
+            batches = role.on_input(self.port, batches)
         for position, batch in batches.items():
             self._feed(position, batch)
         dead = [d for d in dead if self._wanted((d.source, d.partition), d.offset)]
@@ -186,8 +190,9 @@ class Worker:
                 recovery.end_replay(self)
         else:
             self._emit(results, dead + late)
-        unimico.after_emit(self)
-        parallel_track.after_emit(self)
+        for role in self.active_roles():
+            role.after_output(self.port)
+            self.phase = role.phase()
         self.metrics.busy.inc(time.perf_counter() - begin)
 
     def _wanted(self, position: Position, offset: int) -> bool:
@@ -205,7 +210,8 @@ class Worker:
             return
         self.instance.feed(position[0], position[1], batch)
         starts = self.starts.setdefault(position, [])
-        starts.append((int(batch.ts[0]), int(batch.offset[0])))
+        reached = max(int(batch.ts.max()), starts[-1][0] if starts else int(batch.ts.max()))
+        starts.append((reached, int(batch.offset[0])))
         if len(starts) > STARTS_KEPT:
             del starts[: len(starts) - STARTS_KEPT]
         self.consumed[position] = max(self.consumed[position], int(batch.offset[-1]) + 1)
@@ -213,7 +219,19 @@ class Worker:
         self.metrics.events_in.inc(len(batch))
 
     def _emit(self, results: list[ResultBatch], dead: list[DeadLetter]) -> None:
-        self.emit_results(parallel_track.output(self, unimico.output(self, results)))
+        for role in self.active_roles():
+            results = role.on_output(self.port, results)
+            dead = role.on_dead_letters(self.port, dead)
+        self.emit_results(results)
+        self.send_dead_letters(dead)
+
+    def active_roles(self) -> list[Role]:
+        """The roles whose hooks still act: every role not done, and a done target's (it
+        keeps to its side of the split while it reads what its origin read)."""
+        return [r for r in self.roles.values() if not r.done or r.side == "target"]
+
+    def send_dead_letters(self, dead: list[DeadLetter]) -> None:
+        """Queue dead letters in the open transaction and count them."""
         self.sink.dead_letters(dead)
         self.dirty = self.dirty or bool(dead)
         self.counts["dead_letters"] += len(dead)
@@ -243,24 +261,12 @@ class Worker:
         self.phase = "released"
 
     def taking_over(self) -> set[int]:
-        """The partitions this worker takes over as a hand-off's target but does not own yet:
-        a UniMiCo target's until it releases its held output (probing, then holding), a
-        parallel-track target's while it holds. Their origin commits them to the query's one
-        consumer group until then, so this worker's commits and snapshots leave them out: an
-        origin recovered by a rollback restores its own positions, watermark and state, not a
-        target's (which would skip results the origin never emitted, or emit some twice)."""
-        taking: set[int] = set()
-        handoff, track = self.handoff, self.track
-        if (
-            handoff is not None
-            and handoff.role == "target"
-            and not handoff.done
-            and (handoff.holding or handoff.activation is None)
-        ):
-            taking |= handoff.partitions
-        if track is not None and track.role == "target" and track.holding:
-            taking |= track.partitions
-        return taking
+        """The partitions this worker takes over as a hand-off's target but does not own yet
+        (`Role.taking_over`). Their origin commits them to the query's one consumer group until
+        then, so this worker's commits and snapshots leave them out: an origin recovered by a
+        rollback restores its own positions, watermark and state, not a target's (which would
+        skip results the origin never emitted, or emit some twice)."""
+        return {p for role in self.roles.values() for p in role.taking_over()}
 
     def commit(self) -> None:
         """Commit the open transaction with the consumed positions it owns (`taking_over`)

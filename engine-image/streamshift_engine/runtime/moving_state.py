@@ -171,8 +171,7 @@ def recompute(worker: Worker, move: Move) -> dict[str, Any]:
     recomputed = 0
     if plan != move.old_plan:
         recomputed = state_recompute.recompute_unmatched(move.old_plan, plan, move.new)
-        state_recompute.carry_positions(move.old, move.new)
-        move.new.dead_lettered_to.update(move.old.dead_lettered_to)
+        move.new.carry_positions(move.old)
     worker.instance = move.new
     read_again = recovery.resume(worker, move.partitions)
     return {

@@ -129,7 +129,8 @@ class MovingStateRoles:
     def _read_export(self, migration: str, origin: dict[str, Any]) -> tuple[int, bytearray]:
         """POST the export call; the answer read into one buffer of its length (blocking)."""
         host, _, port = str(origin["address"]).rpartition(":")
-        body = orjson.dumps({"partitions": [int(p) for p in origin["partitions"]]})
+        parts = [int(p) for p in origin["partitions"]]
+        body = orjson.dumps({"protocol": "moving-state", "partitions": parts})
         headers = {**self.headers, "Content-Type": "application/json"}
         connection = http.client.HTTPConnection(host, int(port), timeout=PULL_TIMEOUT_S)
         try:

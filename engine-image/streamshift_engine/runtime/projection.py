@@ -19,6 +19,7 @@ from typing import Any
 from streamshift_engine.events.wire import Schema
 from streamshift_engine.plan import PlanError, parse_plan
 from streamshift_engine.plan.model import Plan
+from streamshift_engine.plan.parse import input_document
 
 
 def fields_read(plan: Plan) -> dict[str, tuple[str, ...]]:
@@ -68,10 +69,7 @@ def _document(plan: Plan, reads: dict[str, tuple[str, ...]]) -> dict[str, Any]:
     """The plan as a document, each input's schema narrowed to `reads`."""
     inputs = [
         {
-            "name": spec.name,
-            "topic": spec.topic,
-            "time_field": spec.time_field,
-            "key_field": spec.key_field,
+            **input_document(spec),
             "schema": {n: t for n, t in spec.schema.items() if n in reads[spec.name]},
         }
         for spec in plan.inputs

@@ -1,4 +1,4 @@
-"""What the protocols ask of a worker, as actions run on the worker thread.
+"""The marker actions of the state-moving protocols, and the worker's status.
 
 State-transfer and savepoint-restart (seeds 003, 004: Kafka is the upstream buffer): the origin
 pauses the moving partitions at marker positions, commits, snapshots them for the migration and
@@ -37,7 +37,11 @@ def pause(
             worker.markers[position] = worker.consumed[position] if at is None else at
     reached = all(worker.consumed[p] >= worker.markers[p] for p in positions_of(worker, partitions))
     worker.phase = "paused" if reached else "pausing"
-    return {"paused": reached, "positions": _table(worker.markers, partitions)}
+    return {
+        "paused": reached,
+        "positions": _table(worker.markers, partitions),
+        "again": not reached,
+    }
 
 
 def snapshot(
@@ -83,8 +87,7 @@ def status(worker: Worker) -> dict[str, Any]:
         "lag": worker.lag,
         "state_bytes": worker.instance.state_bytes(),
         "counts": dict(worker.counts),
-        "handoff": None if worker.handoff is None else worker.handoff.report(),
-        "track": None if worker.track is None else worker.track.report(),
+        "roles": {migration: role.report() for migration, role in worker.roles.items()},
         "last_snapshot": None
         if last is None
         else {"key": last.object_key, "bytes": last.size, "created": last.created},

@@ -23,7 +23,7 @@ from typing import Any
 
 import aiohttp
 
-from streamshift_engine.runtime import parallel_track
+from streamshift_engine.migration import parallel_track_roles
 from streamshift_engine.runtime.loop import Worker
 
 log = logging.getLogger("streamshift.worker")
@@ -75,14 +75,17 @@ class Follower:
 
     async def _release(self, migration: str, origin: dict[str, Any], split: int) -> bool:
         """Release what the origin's status makes due; answer whether the target is done."""
-        track = origin.get("track") or {}
-        if track.get("migration") == migration and track.get("done"):
-            await self.run(parallel_track.release_output)
+        track = (origin.get("roles") or {}).get(migration) or {}
+        if track.get("done"):
+            body = {"handed_over_at": track.get("handed_over_at") or {}}
+            release = parallel_track_roles.ACTIONS["release-output"]
+            await self.run(lambda w: release(w.roles, w.port, migration, body))
             return True
         until = origin.get("committed_watermark")
         if until is None or until <= split:
             return False
-        mine = await self.run(lambda w: parallel_track.release_until(w, until))
+        due = parallel_track_roles.ACTIONS["release-until"]
+        mine = await self.run(lambda w: due(w.roles, w.port, migration, {"until": until}))
         return bool(mine["done"])
 
 

@@ -1,10 +1,12 @@
 """The Nexmark generator distributed by Spark and written through Spark's own Kafka data source.
 
 The engine's `nexmark.generator.generate` is the definition of the events; Spark only
-distributes it. Every Kafka partition must stay in event-time order, so a Spark task owns whole
-Kafka partitions (`partition % tasks == task`) and walks the index range in chunks, keeping its
-own partitions' events: no two tasks ever write to one Kafka partition, and within a task the
-records leave in index order (event time never decreases with the index).
+distributes it. Every Kafka partition must keep the generator's arrival order, so a Spark task
+owns whole Kafka partitions (`partition % tasks == task`) and walks the range in chunks, keeping
+its own partitions' events: no two tasks ever write to one Kafka partition, and within a task the
+records leave in arrival order: index (event-time) order by default; with out-of-order groups or
+late events (`nexmark.arrival`) a chunk is a window of arrival slots
+(`generator.generate_arriving`), so the chunks one after the other are the whole range's order.
 
 Records: in `json` one event per record (the bytes of `wire.encode_json`, kept as an Arrow array
 by `event_json`), keyed by the kind's key field (bids by auction, auctions by seller, persons by
@@ -36,7 +38,7 @@ from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.event_json import encode_events_json
 from streamshift_engine.events.wire import encode_columnar
 from streamshift_engine.nexmark.config import GeneratorConfig
-from streamshift_engine.nexmark.generator import generate
+from streamshift_engine.nexmark.generator import generate, generate_arriving
 from streamshift_engine.nexmark.model import KEY_FIELDS
 
 Wire = Literal["json", "columnar"]
@@ -95,11 +97,17 @@ class GenerateSpec:
 
 
 def task_records(spec: GenerateSpec, task: int) -> Iterator[pa.RecordBatch]:
-    """The Kafka records of the partitions owned by `task`, one Arrow batch a chunk, in index
+    """The Kafka records of the partitions owned by `task`, one Arrow batch a chunk, in arrival
     order."""
     end = spec.start_index + spec.count
     for start in range(spec.start_index, end, spec.chunk):
-        batches = generate(spec.seed, start, min(spec.chunk, end - start), spec.config)
+        stop = min(start + spec.chunk, end)
+        if spec.config.in_order:
+            batches = generate(spec.seed, start, stop - start, spec.config)
+        else:
+            batches = generate_arriving(
+                spec.seed, spec.start_index, spec.count, start, stop, spec.config
+            )
         parts = []
         for kind, batch in batches.items():
             own = batch.take(batch.partition % spec.tasks == task)

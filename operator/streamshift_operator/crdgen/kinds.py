@@ -16,6 +16,8 @@ from streamshift_operator.models.migration import MigrationSpec, MigrationStatus
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
 from streamshift_operator.names import QUERY_NAME_MAX, QUERY_NAME_PATTERN
 
+Column = tuple[str, str, str] | tuple[str, str, str, int]  # name, type, path[, priority]
+
 
 @dataclass(frozen=True)
 class Kind:
@@ -24,12 +26,13 @@ class Kind:
     short_name: str
     spec: type[BaseModel]
     status: type[BaseModel]
-    columns: tuple[tuple[str, str, str], ...]
+    description: str
+    columns: tuple[Column, ...]
     scale: dict[str, str] | None = None
     name_rules: tuple[JsonDict, ...] = ()
 
 
-AGE = ("Age", "date", ".metadata.creationTimestamp")
+AGE: Column = ("Age", "date", ".metadata.creationTimestamp")
 
 STREAM_QUERY = Kind(
     kind="StreamQuery",
@@ -37,12 +40,19 @@ STREAM_QUERY = Kind(
     short_name="sq",
     spec=StreamQuerySpec,
     status=StreamQueryStatus,
+    description="A continuous query (a plan over Kafka topics) run by one worker pod per "
+    "instance; move or rescale it with a Migration.",
     columns=(
-        ("Query", "string", ".spec.plan.builtin"),
-        ("Parallelism", "integer", ".spec.parallelism"),
+        ("Ready", "string", '.status.conditions[?(@.type=="Ready")].status'),
         ("Phase", "string", ".status.phase"),
-        ("Lag", "integer", ".status.lag"),
+        ("Instances", "string", ".status.readyInstances"),
+        ("Watermark Lag", "integer", ".status.watermarkLagSeconds"),
+        ("Input Lag", "integer", ".status.lag"),
+        ("Last Migration", "string", ".status.lastMigration.name"),
+        ("Verified", "boolean", ".status.lastMigration.verified"),
         AGE,
+        ("Plan", "string", ".spec.plan.builtin", 1),
+        ("Message", "string", ".status.message", 1),
     ),
     scale={
         "specReplicasPath": ".spec.parallelism",
@@ -65,13 +75,18 @@ MIGRATION = Kind(
     short_name="mig",
     spec=MigrationSpec,
     status=MigrationStatus,
+    description="Moves or rescales one StreamQuery (or changes its plan) by a migration "
+    "protocol, optionally verifying the output against a run without migration.",
     columns=(
         ("Query", "string", ".spec.queryRef.name"),
-        ("Protocol", "string", ".spec.protocol"),
+        ("Protocol", "string", ".status.protocol"),
         ("Phase", "string", ".status.phase"),
         ("Duration", "number", ".status.cost.durationSeconds"),
         ("Gap", "number", ".status.cost.outputGapSeconds"),
+        ("Verified", "string", '.status.conditions[?(@.type=="Verified")].status'),
         AGE,
+        ("Requested", "string", ".spec.protocol", 1),
+        ("Message", "string", ".status.message", 1),
     ),
 )
 
@@ -87,10 +102,11 @@ def crd(kind: Kind) -> dict[str, Any]:
     root: Schema = {
         "type": "object",
         "required": ["spec"],
+        "description": kind.description,
         "properties": {
-            "apiVersion": {"type": "string"},
-            "kind": {"type": "string"},
-            "metadata": {"type": "object"},
+            "apiVersion": {"type": "string", "description": f"{GROUP}/{VERSION}"},
+            "kind": {"type": "string", "description": kind.kind},
+            "metadata": {"type": "object"},  # the API server's ObjectMeta: nothing else allowed
             "spec": structural(kind.spec),
             "status": structural(kind.status),
         },
@@ -122,11 +138,17 @@ def crd(kind: Kind) -> dict[str, Any]:
                     "storage": True,
                     "schema": {"openAPIV3Schema": root},
                     "subresources": subresources,
-                    "additionalPrinterColumns": [
-                        {"name": name, "type": type_, "jsonPath": path}
-                        for name, type_, path in kind.columns
-                    ],
+                    "additionalPrinterColumns": [_column(column) for column in kind.columns],
                 }
             ],
         },
     }
+
+
+def _column(column: Column) -> dict[str, Any]:
+    """A printer column; priority 1 shows only with `kubectl get -o wide`."""
+    name, type_, path, *priority = column
+    entry: dict[str, Any] = {"name": name, "type": type_, "jsonPath": path}
+    if priority:
+        entry["priority"] = priority[0]
+    return entry

@@ -3,8 +3,9 @@
 Structural means: every node has a type, no `$ref`, no `anyOf` of types, no `additionalProperties`
 beside `properties`. So references are inlined, `X | None` becomes plain `X` (absence is how
 Kubernetes says "unset"), `None` defaults and null fields inside defaults are dropped, titles
-are dropped, and a free-form object (`dict[str, Any]`) becomes
-`x-kubernetes-preserve-unknown-fields`.
+are dropped, a free-form object (`dict[str, Any]`) becomes
+`x-kubernetes-preserve-unknown-fields`, and descriptions (the models' docstrings) are joined into
+one line each.
 """
 
 from typing import Any
@@ -45,6 +46,8 @@ def _convert(node: Schema, defs: dict[str, Schema]) -> Schema:
             out[key] = _convert(value, defs)
         elif key == "default":
             out[key] = _without_nulls(value)
+        elif key == "description":
+            out[key] = " ".join(value.split())  # a docstring's line breaks are not the text's
         else:
             out[key] = value
     if node.get("additionalProperties") is True and "properties" not in node:

@@ -1,7 +1,9 @@
 """Types shared by the StreamQuery and Migration models: base model, Secret refs, conditions.
 
 Field names are snake_case in Python and camelCase on the wire (Kubernetes style). Every model
-serialises by alias, so `model_dump(by_alias=True)` is what goes to the API server.
+serialises by alias, so `model_dump(by_alias=True)` is what goes to the API server. A field's
+docstring (the string under it) is its description in the generated CRD, which `kubectl explain`
+prints: every field has one (`tests/operator/test_crd_schema.py` walks the schemas).
 """
 
 from datetime import datetime
@@ -24,7 +26,9 @@ QUANTITY = r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 class ApiModel(BaseModel):
     """Base of every CRD model: camelCase aliases, population by either name."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, use_attribute_docstrings=True
+    )
 
     def wire(self) -> dict[str, Any]:
         """The object as the API server stores it: camelCase, unset optionals left out."""
@@ -43,10 +47,14 @@ class SecretKeyRef(ApiModel):
     """A key in a Secret of the resource's namespace."""
 
     name: str = Field(max_length=253, pattern=DNS_SUBDOMAIN)
+    """The Secret's name."""
     key: str = Field(min_length=1, max_length=253)
+    """The key in the Secret's data whose value is used."""
 
 
 class ConditionStatus(StrEnum):
+    """Whether a condition holds: True, False or Unknown."""
+
     TRUE = "True"
     FALSE = "False"
     UNKNOWN = "Unknown"
@@ -56,7 +64,12 @@ class Condition(ApiModel):
     """A Kubernetes-style condition (metav1.Condition without the generation)."""
 
     type: str = Field(max_length=64)
+    """The condition's kind, such as Ready, Progressing, Degraded or Verified."""
     status: ConditionStatus
+    """True, False or Unknown."""
     reason: str = Field(max_length=1024)
+    """A CamelCase word saying why the condition has its status."""
     message: str = Field(default="", max_length=32768)
+    """A sentence for people: what holds, or what is wrong and what to do."""
     last_transition_time: datetime
+    """When the status last changed (not when the condition was last written)."""

@@ -41,42 +41,62 @@ class PlanSource(ApiModel):
     )
 
     builtin: str | None = Field(default=None, max_length=63, pattern=r"^[a-z0-9-]+$")
+    """A built-in plan by name: the seed queries q1, q2, q3, smq, or nexmark-q0 ... nexmark-q8."""
     inline: dict[str, Any] | None = None
+    """A plan object (name, inputs with their schemas, operators, output), as the engine's
+    plan documents are written (docs/design/engine-api.md)."""
 
 
 class KafkaSettings(ApiModel):
+    """The Kafka cluster the query reads and writes."""
+
     bootstrap_servers: str = Field(min_length=1, max_length=1024)
+    """Comma-separated host:port list of Kafka brokers, as the workers reach them."""
 
 
 class SourceTopic(ApiModel):
     """An input of the plan, read from a Kafka topic; inputs are co-partitioned by key."""
 
     name: str = Field(max_length=63, pattern=INPUT_NAME)
+    """The plan input this topic feeds (an input name of the plan)."""
     topic: str = Field(max_length=249, pattern=TOPIC)
+    """The Kafka topic holding the input's JSON records."""
     partitions: int = Field(ge=1, le=1024)
+    """The topic's partition count (must match the topic; every source has the same)."""
 
 
 class SinkTopic(ApiModel):
     """An output of the plan, written to a Kafka topic."""
 
     name: str = Field(max_length=63, pattern=INPUT_NAME)
+    """A name for this output."""
     topic: str = Field(max_length=249, pattern=TOPIC)
+    """The Kafka topic the results are written to (transactionally, one JSON record each)."""
     partitions: int = Field(default=1, ge=1, le=1024)
+    """The topic's partition count: a key group's results go to partition `group mod n`."""
 
 
 class ResourceList(ApiModel):
+    """CPU and memory quantities, as in a container's resources."""
+
     cpu: str | None = Field(default=None, max_length=32, pattern=QUANTITY)
+    """CPU quantity, such as 250m or 2."""
     memory: str | None = Field(default=None, max_length=32, pattern=QUANTITY)
+    """Memory quantity, such as 256Mi or 1Gi."""
 
 
 class Resources(ApiModel):
     """Requests and limits of each worker pod."""
 
     requests: ResourceList = ResourceList(cpu="250m", memory="256Mi")
+    """What each worker pod is scheduled with."""
     limits: ResourceList = ResourceList(memory="1Gi")
+    """The most each worker pod may use."""
 
 
 class RetentionPolicy(StrEnum):
+    """Retain keeps the snapshots when the query is deleted; Delete removes them."""
+
     RETAIN = "Retain"
     DELETE = "Delete"
 
@@ -85,25 +105,40 @@ class Retention(ApiModel):
     """What happens to snapshots: how many a worker keeps, and whether deletion removes them."""
 
     on_delete: RetentionPolicy = RetentionPolicy.RETAIN
+    """Retain keeps the snapshots when the query is deleted; Delete stops the workers (each
+    writes a last snapshot) and then removes every snapshot object."""
     keep_last: int = Field(default=3, ge=1, le=1000)
+    """How many snapshots each worker keeps; older ones are removed."""
 
 
 class S3Credentials(ApiModel):
+    """The S3 access key pair, from Secrets in the query's namespace."""
+
     access_key: SecretKeyRef
+    """The Secret key holding the S3 access key id."""
     secret_key: SecretKeyRef
+    """The Secret key holding the S3 secret access key."""
 
 
 class SnapshotSettings(ApiModel):
     """Where and how often the workers snapshot their state (any S3 store)."""
 
     endpoint: str = Field(min_length=1, max_length=1024)
+    """The S3 endpoint URL (http:// or https://), as the workers reach it."""
     bucket: str = Field(min_length=3, max_length=63, pattern=r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$")
+    """The bucket the snapshots are written to (it must exist)."""
     interval_seconds: int = Field(default=30, ge=1, le=86400)
+    """Seconds between a worker's periodic snapshots."""
     credentials: S3Credentials
+    """Where the S3 keys are."""
     retention: Retention = Retention()
+    """How many snapshots are kept, and what deleting the query does with them."""
 
 
 class StreamQuerySpec(ApiModel):
+    """The desired query: its plan, its Kafka topics, how many worker pods run it, and where
+    their snapshots go."""
+
     model_config = ConfigDict(
         json_schema_extra={
             "x-kubernetes-validations": [
@@ -124,25 +159,37 @@ class StreamQuerySpec(ApiModel):
     )
 
     plan: PlanSource
+    """The plan the workers run: a built-in name or an inline plan object."""
     kafka: KafkaSettings
+    """The Kafka cluster of the source and sink topics."""
     sources: list[SourceTopic] = Field(
         min_length=1,
         max_length=16,
         json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]},
     )
+    """One topic per plan input, co-partitioned by key."""
     sinks: list[SinkTopic] = Field(
         min_length=1,
         max_length=16,
         json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]},
     )
+    """The output topics; the results go to the first."""
     parallelism: int = Field(default=1, ge=1, le=1024)
+    """How many instances (one worker pod each) share the partitions; change it with a
+    Migration (or `kubectl scale`)."""
     image: str | None = Field(default=None, max_length=1024)
+    """The worker image; the operator's default when unset."""
     resources: Resources = Resources()
+    """Requests and limits of each worker pod."""
     snapshot: SnapshotSettings
+    """Where and how often the workers snapshot their state."""
     control_token: SecretKeyRef
+    """The Secret key holding the bearer token of the workers' control API."""
 
 
 class QueryPhase(StrEnum):
+    """Pending, Deploying, Running, Migrating, Degraded or Failed."""
+
     PENDING = "Pending"
     DEPLOYING = "Deploying"
     RUNNING = "Running"
@@ -155,35 +202,87 @@ class InstanceStatus(ApiModel):
     """One instance: its pod, the partitions it owns, and what its control API reported."""
 
     id: int = Field(ge=0)
+    """The instance number."""
     pod: str
+    """The instance's worker pod."""
     partitions: list[int]
+    """The source partitions (key groups) the instance owns."""
     ready: bool = False
+    """Whether the pod runs and its worker answered the control API."""
     throughput: float | None = None
+    """Input records processed per second, as the worker reported it."""
     lag: int | None = None
+    """Input records not yet read on the instance's partitions."""
     watermark: int | None = None
+    """The instance's watermark (event time, ms): its windows ending at or below it fired."""
 
 
 class SnapshotRef(ApiModel):
+    """A snapshot object in S3."""
+
     key: str
+    """The object key in the snapshot bucket."""
     time: datetime
+    """When it was written."""
     bytes: int = Field(ge=0)
+    """Its size."""
+
+
+class LastMigration(ApiModel):
+    """The query's most recent finished Migration."""
+
+    name: str
+    """The Migration's name."""
+    phase: str
+    """How it ended: Succeeded, Failed or RolledBack."""
+    protocol: str | None = None
+    """The protocol it ran (the one `auto` chose, if it chose)."""
+    verified: bool | None = None
+    """With spec.verify: whether the output equalled the reference run exactly; unset
+    without verification."""
+    finished_at: datetime | None = None
+    """When it ended."""
 
 
 class StreamQueryStatus(ApiModel):
+    """What the operator observed of the query's pods and workers."""
+
     phase: QueryPhase = QueryPhase.PENDING
+    """Pending, Deploying, Running, Migrating, Degraded or Failed."""
     message: str | None = None
+    """What the phase means now: what runs, what is awaited, or what to fix."""
     conditions: list[Condition] = Field(
         default_factory=list,
         json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]},
     )
+    """Ready, Progressing and Degraded, with their reasons."""
     observed_generation: int | None = None
+    """The spec generation the status reflects."""
     epoch: int = Field(default=0, ge=0)
-    plan: PlanSource | None = None  # the plan the running instances execute
+    """The placement's generation: each migration's target pods are the next epoch."""
+    plan: PlanSource | None = None
+    """The plan the running instances execute (a plan-changing Migration replaces it)."""
     replicas: int = Field(default=0, ge=0)
+    """Instances whose pods run and report (the scale subresource's replicas)."""
+    ready_instances: str | None = None
+    """Instances ready out of those placed, as `ready/desired`."""
     selector: str | None = None
+    """The label selector of the worker pods (for the scale subresource)."""
     instances: list[InstanceStatus] = Field(default_factory=list)
+    """Each instance, its pod and partitions, and what its worker reported."""
     throughput: float | None = None
+    """Input records per second over all instances."""
     lag: int | None = None
+    """Input records not yet read, over all instances."""
     watermark: int | None = None
+    """The query's watermark (event time, ms): the smallest instance watermark; the output
+    is complete up to it."""
+    watermark_lag_seconds: int | None = None
+    """Wall-clock time minus the watermark, in whole seconds: how far the complete output
+    trails now, when the input's event time is wall-clock time."""
     last_snapshot: SnapshotRef | None = None
+    """The newest snapshot any instance wrote."""
     active_migration: str | None = None
+    """The Migration now moving or rescaling the query, if any."""
+    last_migration: LastMigration | None = None
+    """The most recent Migration that finished, how it ended, and whether it was verified."""

@@ -1,0 +1,69 @@
+"""The port a migration role drives: what a protocol needs of the instance it runs on.
+
+One logic, two drivers (docs/architecture.md, "One protocol, two drivers"): each protocol's
+roles (`role.Role`) are written once against `InstancePort`, and two drivers implement it: the
+in-process `Group` over the partitioned `Log` (what the randomized checks run) and the worker
+over Kafka (`runtime.loop.Worker`). A driver calls a role's hooks around its own
+read-feed-poll-emit step and its actions when the coordinator asks; the role never sees Kafka,
+HTTP or the in-process log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Protocol
+
+from streamshift_engine.events.results import ResultBatch
+from streamshift_engine.events.wire import DeadLetter
+from streamshift_engine.pipeline import Pipeline
+from streamshift_engine.plan.model import Plan
+
+Position = tuple[str, int]
+
+
+class InstancePort(Protocol):
+    """An engine instance with its input reader and its output, as a role sees it."""
+
+    @property
+    def plan(self) -> Plan:
+        """The plan the instance runs."""
+
+    @property
+    def pipeline(self) -> Pipeline:
+        """The instance's running operators (a role may wrap one, `TupleGate`)."""
+
+    def watermark(self) -> int | None:
+        """The instance's watermark (None until every partition it reads has a record)."""
+
+    def owned(self) -> frozenset[int]:
+        """The partitions the instance reads (owned or being taken over)."""
+
+    def read_back_offsets(self, positions: Collection[Position], ts: int) -> dict[Position, int]:
+        """Per position, an offset from which every record with event time `ts` or later is
+        read (not later than the first such record)."""
+
+    def end_offsets(self, positions: Collection[Position]) -> dict[Position, int]:
+        """The log end of each position now (the offset the next record gets)."""
+
+    def read_from(self, offsets: Mapping[Position, int]) -> None:
+        """Own these positions and (re)start reading them at these offsets."""
+
+    def stop_reading(self, positions: Collection[Position]) -> None:
+        """Fetch no more of these positions until `read_from` names them again."""
+
+    def positions_read(self) -> Mapping[Position, int]:
+        """Per owned position, the offset after the last record read."""
+
+    def hand_over(self, partitions: Collection[int]) -> None:
+        """Commit what is due and let these partitions go (another instance owns them now)."""
+
+    def emit(self, results: list[ResultBatch]) -> None:
+        """Write results now and make them visible (a target's held output)."""
+
+    def send_dead_letters(self, letters: list[DeadLetter]) -> None:
+        """Send records to the dead-letter topic now (a target's held ones)."""
+
+
+def positions_of(plan: Plan, partitions: Collection[int]) -> list[Position]:
+    """Every (input, partition) pair of `partitions`, in a stable order."""
+    return [(spec.name, p) for spec in plan.inputs for p in sorted(partitions)]

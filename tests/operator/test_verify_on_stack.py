@@ -1,0 +1,152 @@
+"""The verifier's Kafka half on the local Kafka: input and committed output in real topics, the
+workers' committed watermark in the group's offset metadata, as a worker writes them. It waits
+for windows that close after it started, and says when they never close."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from typing import Any
+
+import orjson
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
+from operator_stack import read_stack
+from streamshift_operator.models.streamquery import StreamQuerySpec
+from streamshift_operator.pods import QueryIdentity
+from streamshift_operator.verify import group_of, verify
+from test_verify import PARTITIONS, SUMS, _inputs, _worker_output
+
+pytestmark = pytest.mark.stack
+PLAN = {"inline": SUMS}
+
+
+class Query:
+    """A query's topics on the local Kafka, written as its workers write them."""
+
+    def __init__(self, bootstrap: str) -> None:
+        suffix = uuid.uuid4().hex[:8]
+        self.bootstrap = bootstrap
+        self.source, self.sink = f"verify-in-{suffix}", f"verify-out-{suffix}"
+        self.identity = QueryIdentity(f"q{suffix}", "verify", "uid")
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        topics = [NewTopic(t, PARTITIONS, 1) for t in (self.source, self.sink)]
+        for future in admin.create_topics(topics).values():
+            future.result(30)
+        self.spec = StreamQuerySpec.model_validate(
+            {
+                "plan": PLAN,
+                "kafka": {"bootstrapServers": bootstrap},
+                "sources": [{"name": "S", "topic": self.source, "partitions": PARTITIONS}],
+                "sinks": [{"name": "out", "topic": self.sink, "partitions": PARTITIONS}],
+                "snapshot": {
+                    "endpoint": "http://unused",
+                    "bucket": "unused",
+                    "credentials": {
+                        "accessKey": {"name": "s", "key": "a"},
+                        "secretKey": {"name": "s", "key": "b"},
+                    },
+                },
+                "controlToken": {"name": "c", "key": "t"},
+            }
+        )
+        self.producer = Producer(
+            {"bootstrap.servers": bootstrap, "transactional.id": f"verify-{suffix}"}
+        )
+        self.producer.init_transactions(30)
+
+    def feed(self, inputs: dict[str, dict[int, list[tuple[int, bytes]]]]) -> None:
+        plain = Producer({"bootstrap.servers": self.bootstrap})
+        for partition, records in inputs["S"].items():
+            for _, value in records:
+                plain.produce(self.source, value, partition=partition)
+        assert plain.flush(30) == 0
+
+    def emit(self, results: list[dict[str, Any]], watermark: int, offset: int = 1) -> None:
+        """Results in one transaction with the input offset and watermark they reach in the
+        group's offsets."""
+        group = Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.group})
+        self.producer.begin_transaction()
+        for result in results:
+            self.producer.produce(
+                self.sink, orjson.dumps(result), partition=result["k"] % PARTITIONS
+            )
+        offsets = [
+            TopicPartition(self.source, p, offset, f"{offset}:{watermark}")
+            for p in range(PARTITIONS)
+        ]
+        self.producer.send_offsets_to_transaction(offsets, group.consumer_group_metadata(), 30)
+        self.producer.commit_transaction(30)
+        group.close()
+
+    @property
+    def group(self) -> str:
+        return group_of(self.identity)
+
+
+@pytest.fixture
+def query() -> Query:
+    return Query(read_stack().kafka)
+
+
+def _before(results: list[dict[str, Any]], end: int) -> list[dict[str, Any]]:
+    return [r for r in results if r["window_end"] <= end]
+
+
+def test_exact_output_passes_and_lost_windows_fail(query: Query) -> None:
+    inputs = _inputs()
+    query.feed(inputs)
+    output = _worker_output(PLAN, inputs)
+    query.emit([r for r in _before(output, 4000) if r["window_end"] != 2000], 4000)
+    verdict = verify(query.spec, PLAN, query.identity, touched_to=2500, wait_s=10)
+    assert not verdict.exact and verdict.missing == 2 and verdict.bound == 4000
+    query.emit([r for r in output if r["window_end"] == 2000], 4000)
+    verdict = verify(query.spec, PLAN, query.identity, touched_to=2500, wait_s=10)
+    assert verdict.exact, verdict.message
+    assert verdict.compared == 8
+
+
+def test_it_waits_for_windows_that_close_after_it_started(query: Query) -> None:
+    inputs = _inputs()
+    query.feed(inputs)
+    output = _worker_output(PLAN, inputs)
+    query.emit(_before(output, 3000), 3000)
+
+    def later() -> None:
+        time.sleep(3)
+        query.emit([r for r in output if r["window_end"] > 3000], 5900)
+
+    emitter = threading.Thread(target=later)
+    emitter.start()
+    began = time.monotonic()
+    verdict = verify(query.spec, PLAN, query.identity, touched_to=3500, wait_s=30)
+    emitter.join()
+    assert time.monotonic() - began >= 3
+    assert verdict.exact, verdict.message
+    assert verdict.bound == 5900 and verdict.compared == 10
+
+
+def test_windows_that_never_close_make_it_not_exact(query: Query) -> None:
+    inputs = _inputs()
+    query.feed(inputs)
+    query.emit(_before(_worker_output(PLAN, inputs), 3000), 3000)
+    verdict = verify(query.spec, PLAN, query.identity, touched_to=3500, wait_s=3)
+    assert not verdict.exact
+    assert verdict.missing == verdict.extra == 0  # what was compared is right
+    assert "close by event time 4500" in (verdict.message or "")
+
+
+def test_with_the_input_stopped_it_compares_what_exists_without_waiting(query: Query) -> None:
+    """The workers committed the end of the input: windows still open there have no result in
+    the reference either, so the comparison ends at the input's watermark at once."""
+    inputs = _inputs()
+    query.feed(inputs)
+    query.emit(_worker_output(PLAN, inputs), 5900, offset=60)
+    began = time.monotonic()
+    verdict = verify(query.spec, PLAN, query.identity, touched_to=5500, wait_s=30)
+    assert verdict.exact, verdict.message
+    assert verdict.bound == 5900 and verdict.compared == 10
+    assert time.monotonic() - began < 20
