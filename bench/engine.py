@@ -1,34 +1,42 @@
 """`make bench-engine`: engine events/s per core, JSON and columnar input, against decode.
 
-One process pinned to one core. Nexmark input is generated and encoded in the wire format first
-(JSON: one record per event; columnar: one Arrow IPC record per partition and poll, a poll
-being about `--batch` records); the timed loop decodes each poll partition by partition, feeds
-an engine `Instance` (merge order and watermark as in a worker), polls it and encodes the
-results in the same format (JSON: one record per result, as one Arrow binary array, the buffer
-a producer sends from; building a Python `bytes` per result, as the Kafka sink does for its
-client, is not counted).
-Rates count the events the query reads (bids; persons and auctions for q8). The decode limit is
-the rate at which `orjson.loads` alone gets through the same records. Times are the process's CPU
-time (user + system) on its one core, not wall time: the machine is shared, and a rate per core
-should not count the time other processes hold the core. Each query runs `--repeat` times, its
-decode limit measured before each run, and the best of each is kept (as `timeit` does). The
-ratio of each JSON rate to the decode limit of the query's own records is printed twice: best
-rate over best limit, and the median over the runs of each run's rate over the limit measured
-just before it. CPU time still grows when other processes share the core's caches, and so do
-both sides of a ratio (three runs at load 1.6 to 1.7: q0's best over best 0.50 to 0.74, its
-paired median 0.57 to 0.68); a pair, measured seconds apart, sees about the same load. Peak
-memory of 10M events of q5 and q8 is measured in a fresh subprocess each (`VmHWM`), fed from
-the generator poll by poll, so it shows the state, which the windows must bound.
+One process pinned to one core. The input (Nexmark events; for the seed queries Q1 and Q3 the
+seed streams `S` and `T`) is generated and encoded in the wire format first (JSON: one record
+per event; columnar: one Arrow IPC record per partition and poll, a poll being about `--batch`
+records of the query's inputs); the timed loop decodes each poll partition by partition as the
+worker does (only the fields the plan reads, `runtime.projection`), feeds an engine `Instance`
+(merge order and watermark as in a worker), polls it and encodes the results in the same format
+(JSON: one record per result, as one Arrow binary array, the buffer a producer sends from;
+building a Python `bytes` per result, as the Kafka sink does for its client, is not counted).
+The queries whose joins interleave their inputs (q3, seed Q1, seed Q3) run again with the finer
+polls of `--slices` (5,000 records: a worker's poll), so a rate that falls with the slicing
+shows.
+Rates count the events the query reads (bids; persons and auctions for q3 and q8; auctions and
+bids for q4 and q6; `S` and `T`). The decode limit is the rate at which `orjson.loads` alone
+gets through the same records. Times are the process's CPU time (user + system) on its one
+core, not wall time: the machine is shared, and a rate per core should not count the time other
+processes hold the core. Each query runs `--repeat` times, its decode limit measured before each
+run, and the best of each is kept (as `timeit` does); the median over the runs of each run's
+rate over the limit measured just before it is printed too. CPU time still grows when other
+processes share the core's caches, and so do both sides of a ratio; a pair, measured seconds
+apart, sees about the same load. Beside each rate is the rate of the engine of git revision
+`--against` (`BASELINE`) on the same cases, measured first in the same invocation (its joins
+only with `--against-joins`: it took their input run by run, minutes per case). Peak memory of
+10M events of q5 and q8 is measured in a fresh subprocess each (`VmHWM`), fed from the
+generator poll by poll, so it shows the state, which the windows must bound.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import glob
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -48,32 +56,34 @@ from streamshift_engine.events.wire import (
 )
 from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.nexmark.generator import generate
-from streamshift_engine.nexmark.model import BID, SCHEMAS
+from streamshift_engine.nexmark.model import BID
+from streamshift_engine.plan.builtin import builtin
 from streamshift_engine.plan.model import Plan
 from streamshift_engine.plan.nexmark_queries import nexmark_plan
 from streamshift_engine.plan.parse import parse_plan
 from streamshift_engine.runner import Instance
+from streamshift_engine.runtime.projection import input_schemas, projected
+from streamshift_engine.spark.seed_streams import STREAMS, SeedStreamConfig, seed_streams
 
 SEED = 2024
 CONFIG = GeneratorConfig()
-QUERIES = ("q0", "q1", "q2", "q5", "q7", "q8", "smq")
+QUERIES = ("q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "smq", "seed-q1", "seed-q3")
+BASELINE = "e0c894f"
+"""The main commit before joins took merged batches (issue 21): its figures are the ones no
+query may fall below."""
+JOINS = ("q3", "seed-q1", "seed-q3")
+"""Queries whose joins interleave their inputs: also run at the finer slices of `--slices`."""
+SEED_STREAMS = SeedStreamConfig(keys=1_600)
+"""The seed streams with about one `S` partner per `T` tuple in Q1's 10 s range (the default
+ten make five results per event, and the rate then measures mostly the results' encoding)."""
 FLINK_PER_CORE = {"q5": 22_100, "q7": 12_300, "q8": 146_000}
-READS: dict[str, dict[str, tuple[str, ...] | None]] = {
-    "q0": {"bid": None},
-    "q1": {"bid": None},
-    "q2": {"bid": ("auction", "price", "date_time")},
-    "q5": {"bid": ("auction", "date_time")},
-    "q7": {"bid": None},
-    "q8": {"person": ("id", "name"), "auction": ("seller",)},
-    "smq": {"bid": None},
-}
-"""Per query and input, the payload fields it reads (None: all). Both paths decode only these
-(projection): columnar reads only those columns, JSON builds and type-checks only those fields
-(each record is still parsed in full)."""
 
 
 def plan_of(query: str) -> Plan:
-    """The Nexmark plan, or SMQ (seed 003, 6.3.1) as a per-auction counter over bids."""
+    """The Nexmark plan, a seed query (`seed-q1`: seed 000's Q1), or SMQ (seed 003, 6.3.1) as a
+    per-auction counter over bids."""
+    if query.startswith("seed-"):
+        return builtin(query.removeprefix("seed-"))
     if query != "smq":
         return nexmark_plan(f"nexmark-{query}")
     counter = {
@@ -107,13 +117,31 @@ class Poll:
 
 
 def polls(events: int, batch: int, inputs: tuple[str, ...]) -> Iterator[dict[str, Batch]]:
-    """Generated events in polls of about `batch` records of the given inputs."""
+    """Generated events in polls of about `batch` records of the given inputs: Nexmark events,
+    or the seed streams `S` and `T` (half of the events each), their offsets counted on from
+    poll to poll as a topic's."""
+    if inputs[0] in STREAMS:
+        yield from _seed_polls(events, batch)
+        return
     shares = {"person": CONFIG.person_proportion, "auction": CONFIG.auction_proportion}
     share = sum(shares.get(name, CONFIG.bid_proportion) for name in inputs)
     step = max(1, batch * CONFIG.total_proportion // share)
     for start in range(0, events, step):
         stop = min(start + step, events)
         yield generate(SEED, start, stop - start, CONFIG)
+
+
+def _seed_polls(events: int, batch: int) -> Iterator[dict[str, Batch]]:
+    next_offset: dict[tuple[str, int], int] = {}
+    for start in range(0, events, batch):
+        generated = seed_streams(SEED, start, min(batch, events - start), SEED_STREAMS)
+        for name, part in generated.items():
+            for partition in np.unique(part.partition).tolist():
+                mine = part.partition == partition
+                base = next_offset.get((name, partition), 0)
+                part.offset[mine] += base
+                next_offset[name, partition] = base + int(mine.sum())
+        yield generated
 
 
 def encode_polls(events: int, batch: int, inputs: tuple[str, ...], fmt: str) -> list[Poll]:
@@ -154,9 +182,9 @@ def run(query: str, encoded: list[Poll], fmt: str) -> tuple[float, int]:
     """CPU seconds for decode + process + encode of all polls through an engine `Instance` (per
     partition feed, watermark, merge order), and the number of results. The plan is compiled,
     and its operators imported, before the clock starts."""
-    instance = Instance(plan_of(query), range(CONFIG.partitions))
-    reads = READS[query]
-    schemas = {n: SCHEMAS[n].project(fields or SCHEMAS[n].names) for n, fields in reads.items()}
+    plan = plan_of(query)
+    instance = Instance(projected(plan), range(CONFIG.partitions))
+    schemas = input_schemas(plan)
     encode: Callable[[ResultBatch], Any] = (
         encode_results_records if fmt == "json" else encode_results_columnar
     )
@@ -168,7 +196,7 @@ def run(query: str, encoded: list[Poll], fmt: str) -> tuple[float, int]:
             if fmt == "json":
                 batch, _ = decode_json(name, payload, partitions, offsets, schemas[name])
             else:
-                batch = decode_columnar(payload, reads[name])
+                batch = decode_columnar(payload, schemas[name].names)
             instance.feed(name, partition, batch)
         for result in instance.poll():
             encode(result)
@@ -234,7 +262,7 @@ def measure(query: str, encoded: list[Poll], fmt: str, repeat: int) -> Measured:
 def peak_memory(query: str, events: int, batch: int) -> None:
     """Subprocess body: feed `events` generated events through `query`, print peak RSS."""
     instance = Instance(plan_of(query), range(CONFIG.partitions))
-    inputs = tuple(READS[query])
+    inputs = tuple(spec.name for spec in plan_of(query).inputs)
     largest_state = 0
     for generated in polls(events, batch, inputs):
         for name in inputs:
@@ -270,10 +298,27 @@ def main() -> None:
         default=40_000,
         help="records per poll of the inputs (default: 5,000 per partition of 8)",
     )
-    parser.add_argument("--memory-events", type=int, default=10_000_000)
+    parser.add_argument(
+        "--slices",
+        default="5000,1000",
+        help="finer polls (records) the interleaving joins also run at (5,000: a worker's poll)",
+    )
+    parser.add_argument("--memory-events", type=int, default=10_000_000, help="0: no memory runs")
     parser.add_argument("--repeat", type=int, default=3, help="runs per query, the best kept")
     parser.add_argument("--quick", action="store_true", help="200K events, 1M for memory")
     parser.add_argument("--queries", default=",".join(QUERIES))
+    parser.add_argument(
+        "--against",
+        default=BASELINE,
+        help="git revision whose engine runs the same cases first, its rate printed beside "
+        "(empty: none)",
+    )
+    parser.add_argument(
+        "--against-joins",
+        action="store_true",
+        help="run the joins of --against too (slow: that engine took them run by run)",
+    )
+    parser.add_argument("--save", help=argparse.SUPPRESS)
     parser.add_argument("--memory-of", help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
@@ -282,52 +327,103 @@ def main() -> None:
         return
     if args.quick:
         args.events, args.memory_events = 200_000, 1_000_000
+    cases = [
+        (fmt, query, args.batch)
+        for fmt in ("json", "columnar")
+        for query in args.queries.split(",")
+    ]
+    slices = [int(s) for s in args.slices.split(",") if s]
+    cases += [("json", q, size) for q in args.queries.split(",") if q in JOINS for size in slices]
+    before = baseline(args) if args.against and not args.save else {}
     print(
         f"{args.events:,} generated events per run, polls of about {args.batch:,} records "
-        f"over {CONFIG.partitions} partitions, pinned to core {min(os.sched_getaffinity(0))}",
+        f"over {CONFIG.partitions} partitions, pinned to core {min(os.sched_getaffinity(0))}"
+        + (f"; beside each rate: {args.against}'s engine, run first" if before else ""),
         flush=True,
     )
-    rates: dict[tuple[str, str], float] = {}
-    limits: dict[str, float] = {}
-    paired: dict[str, float] = {}
-    bid_limits: list[float] = []
-    for fmt in ("json", "columnar"):
-        cache: dict[tuple[str, ...], list[Poll]] = {}
-        for query in args.queries.split(","):
-            inputs = tuple(READS[query])
-            if inputs not in cache:
-                cache.clear()
-                gc.collect()
-                cache[inputs] = encode_polls(args.events, args.batch, inputs, fmt)
-                gc.freeze()
-            measured = measure(query, cache[inputs], fmt, args.repeat)
-            rate, results, limit = measured.rate, measured.results, measured.limit
-            if fmt == "json":
-                limits[query] = limit
-                paired[query] = measured.ratio
-                if inputs == ("bid",):
-                    bid_limits.append(limit)
-            rates[fmt, query] = rate
+    rates = measure_cases(cases, args.events, args.repeat, before)
+    if args.save:
+        with open(args.save, "wb") as saved:
+            saved.write(orjson.dumps({"|".join(map(str, k)): v for k, v in rates.items()}))
+        return
+    for query in ("q5", "q8"):
+        if args.memory_events and query in args.queries.split(","):
+            peak, state = measure_memory(query, args.memory_events, args.batch)
             print(
-                f"{query:>4} {fmt:>8}: {rate:>12,.0f} events/s/core  {results:>8} results  "
-                f"{_against_goals(query, fmt, rate, limit)}",
+                f"peak memory {query} over {args.memory_events:,} events: {peak:.0f} MB RSS, "
+                f"largest state {state:.1f} MB",
                 flush=True,
             )
-    limit = statistics.median(bid_limits) if bid_limits else 0.0
-    for query in ("q5", "q8"):
-        peak, state = measure_memory(query, args.memory_events, args.batch)
+
+
+Case = tuple[str, str, int]
+"""Format, query, records per poll."""
+
+
+def measure_cases(
+    cases: list[Case], events: int, repeat: int, before: dict[str, float]
+) -> dict[Case, float]:
+    """Each case's best rate, printed as it comes (a query this engine does not have is left
+    out), with the rate `before` had for it."""
+    rates: dict[Case, float] = {}
+    paired: dict[str, float] = {}
+    cache: dict[tuple[str, tuple[str, ...], int], list[Poll]] = {}
+    for fmt, query, batch in cases:
+        try:
+            inputs = tuple(spec.name for spec in plan_of(query).inputs)
+        except KeyError:
+            continue
+        if (fmt, inputs, batch) not in cache:
+            cache.clear()
+            gc.collect()
+            cache[fmt, inputs, batch] = encode_polls(events, batch, inputs, fmt)
+            gc.freeze()
+        measured = measure(query, cache[fmt, inputs, batch], fmt, repeat)
+        rates[fmt, query, batch] = measured.rate
+        old = before.get(f"{fmt}|{query}|{batch}")
+        beside = "new" if old is None else f"{old:>12,.0f} ({measured.rate / old - 1:+.0%})"
+        if fmt == "json":
+            paired.setdefault(query, measured.ratio)
         print(
-            f"peak memory {query} over {args.memory_events:,} events: {peak:.0f} MB RSS, "
-            f"largest state {state:.1f} MB",
+            f"{query:>7} {fmt:>8} {batch:>6}: {measured.rate:>12,.0f} events/s/core  "
+            f"before {beside:<20} {measured.results:>8} results  "
+            f"{_against_goals(query, fmt, measured.rate, measured.limit)}",
             flush=True,
         )
-    ratios = " ".join(f"{q}={rates['json', q] / limits[q]:.2f}" for q in limits)
-    print(f"json rate / decode limit of the same records, best over best: {ratios}")
-    medians = " ".join(f"{q}={paired[q]:.2f}" for q in paired)
-    print(f"json rate / decode limit of the same records, median of runs paired: {medians}")
-    row = " ".join(f"{q}={rates.get((f, q), 0):.0f}" for f in ("json",) for q in ("q5", "q7", "q8"))
-    columnar = " ".join(f"{q}={rates.get(('columnar', q), 0):.0f}" for q in ("q5", "q7", "q8"))
-    print(f"engine events/s/core json {row} columnar {columnar} decode-limit={limit:.0f}")
+    if paired:
+        medians = " ".join(f"{q}={paired[q]:.2f}" for q in paired)
+        print(f"json rate / decode limit of the same records, median of runs paired: {medians}")
+    return rates
+
+
+def baseline(args: argparse.Namespace) -> dict[str, float]:
+    """The rates of the same cases with the engine of git revision `args.against` (its
+    `streamshift_engine` exported to a temporary directory, ahead on the path), measured
+    first in a subprocess."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with tempfile.TemporaryDirectory() as scratch:
+        archive = subprocess.run(
+            ["git", "-C", root, "archive", args.against, "engine-image/streamshift_engine"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", scratch], input=archive, check=True)
+        package = os.path.join(scratch, "engine-image", "streamshift_engine")
+        for built in glob.glob(os.path.join(root, "engine-image/streamshift_engine/*.so")):
+            shutil.copy(built, package)
+        saved = os.path.join(scratch, "rates.json")
+        command = [sys.executable, "-m", "bench.engine", "--save", saved, "--against", ""]
+        command += ["--events", str(args.events), "--batch", str(args.batch)]
+        command += ["--slices", args.slices, "--repeat", str(args.repeat)]
+        queries = [q for q in args.queries.split(",") if args.against_joins or q not in JOINS]
+        command += ["--queries", ",".join(queries), "--memory-events", "0"]
+        path = os.pathsep.join([os.path.join(scratch, "engine-image"), root])
+        env = {**os.environ, "PYTHONPATH": path}
+        print(f"measuring {args.against}'s engine first", flush=True)
+        subprocess.run(command, check=True, env=env, cwd=root, stdout=subprocess.DEVNULL)
+        with open(saved, "rb") as rates:
+            found: dict[str, float] = orjson.loads(rates.read())
+        return found
 
 
 def _against_goals(query: str, fmt: str, rate: float, limit: float) -> str:

@@ -1,7 +1,9 @@
 """`Pipeline`: one instance's operators of a compiled plan, driven batch by batch.
 
 The contract (docs/design/engine-api.md): `process(batch)` takes records of one input already in
-merge order and below the watermark; `advance(watermark)` fires every window whose end is
+merge order and below the watermark; `process_merged(batches)` takes one release of several
+inputs at once, each record ranked in the merge order (`_rank`), when `merges` says the plan can
+(see there);  `advance(watermark)` fires every window whose end is
 `<= watermark`; `flush()` ends the input. Operators run in the plan's topological order, and a
 watermark reaches an operator only after the outputs its upstreams fired on that watermark, so
 results come out in a deterministic order. Snapshots hold every operator's stores, split by
@@ -20,6 +22,8 @@ import numpy.typing as npt
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import Places, ResultBatch
 from streamshift_engine.operators.base import Operator
+from streamshift_engine.operators.joins import SymmetricJoin
+from streamshift_engine.operators.stateless import Filter, Map
 from streamshift_engine.operators.stream import (
     MAX_TS,
     MIN_TS,
@@ -27,6 +31,7 @@ from streamshift_engine.operators.stream import (
     WINDOW_END,
     WINDOW_START,
 )
+from streamshift_engine.operators.window_join import TumblingWindowJoin
 from streamshift_engine.state import codec
 
 
@@ -46,6 +51,79 @@ class Pipeline:
         self.edges = edges
         self.output = output
         self.result_keys = tuple(result_keys)
+        self.merges = self._merges()
+
+    def _merges(self) -> bool:
+        """Whether one release of several inputs can go through at once (`process_merged`):
+        every operator with two inputs is a join, a symmetric one (it orders both sides by
+        rank) with sides drawn from disjoint inputs through operators that keep each record
+        and its rank (filters, maps, symmetric joins), or a tumbling one (its firing does not
+        depend on the order of its inputs). Other operators take each of their inputs' records
+        in merge order either way."""
+        kept = (Filter, Map, SymmetricJoin)
+        by_id = {operator.id: operator for operator in self.operators}
+        upstream: dict[str, list[str]] = defaultdict(list)
+        for node, targets in self.edges.items():
+            for index, _ in targets:
+                upstream[self.operators[index].id].append(node)
+
+        def inputs_of(node: str) -> set[str] | None:
+            """The plan inputs reaching `node` through rank-keeping operators (None: some
+            path passes another operator)."""
+            if node not in by_id:
+                return {node}
+            if not isinstance(by_id[node], kept):
+                return None
+            found: set[str] = set()
+            for parent in upstream[node]:
+                reached = inputs_of(parent)
+                if reached is None:
+                    return None
+                found |= reached
+            return found
+
+        for operator in self.operators:
+            parents = upstream[operator.id]
+            if len(parents) < 2 or isinstance(operator, TumblingWindowJoin):
+                continue
+            if not isinstance(operator, SymmetricJoin):
+                return False
+            sides = [inputs_of(parent) for parent in parents]
+            if sides[0] is None or sides[1] is None or sides[0] & sides[1]:
+                return False
+        return True
+
+    def process_merged(self, batches: Sequence[Batch]) -> list[ResultBatch]:
+        """One release of several inputs (a batch each, its records ranked in the merge order
+        by `_rank`), when `merges`: each operator runs once, in topological order, on all it
+        received, and a symmetric join takes both sides together. The results are those of
+        `process` over the release cut into runs of one input, in the same order."""
+        results: list[ResultBatch] = []
+        pending: dict[int, list[list[Batch]]] = {}
+
+        def deliver(node: str, produced: list[Batch]) -> None:
+            for batch in produced:
+                if len(batch) == 0:
+                    continue
+                if node == self.output:
+                    results.append(self.to_results(batch))
+                for index, port in self.edges.get(node, []):
+                    pending.setdefault(index, [[], []])[port].append(batch)
+
+        for batch in batches:
+            deliver(batch.source, [batch])
+        for index, operator in enumerate(self.operators):
+            ports = pending.pop(index, None)
+            if ports is None:
+                continue
+            sides = [Batch.concat(parts) if parts else None for parts in ports]
+            if isinstance(operator, SymmetricJoin):
+                deliver(operator.id, operator.process_sides(sides))
+                continue
+            for port, side in enumerate(sides):
+                if side is not None:
+                    deliver(operator.id, operator.process(port, side))
+        return results
 
     def process(self, batch: Batch) -> list[ResultBatch]:
         results: list[ResultBatch] = []

@@ -50,6 +50,7 @@ import orjson
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter
+from streamshift_engine.operators.stream import RANK
 from streamshift_engine.pipeline import Pipeline
 from streamshift_engine.plan import compile
 from streamshift_engine.plan.model import OperatorSpec, Plan, WatermarkSpec
@@ -320,6 +321,8 @@ class Instance:
         if self.ordered:
             merged = {name: _sorted(batch) for name, batch in merged.items()}
         self.counters["records_processed"] += sum(len(b) for b in merged.values())
+        if self.interleave and len(merged) > 1 and self.pipeline.merges:
+            return self.pipeline.process_merged(self._ranked(merged))
         results: list[ResultBatch] = []
         for batch in self._in_merge_order(merged):
             results += self.pipeline.process(batch)
@@ -335,6 +338,20 @@ class Instance:
         if waiting:
             covered = min(covered, min(w.lowest() for w in waiting))
         self.covered_to[position], self.max_released[position] = covered
+
+    def _ranked(self, merged: Mapping[str, Batch]) -> list[Batch]:
+        """Each input's released records with their place in the global `(ts, input index,
+        partition, offset)` order as `_rank`, for a pipeline that takes them all at once (each
+        input's records are in that order already: a stable merge by `ts` gives it)."""
+        names = [name for name in self.input_names if name in merged]
+        ts = np.concatenate([merged[n].ts for n in names])
+        rank = np.empty(len(ts), np.int64)
+        rank[np.argsort(ts, kind="stable")] = np.arange(len(ts))
+        bounds = np.cumsum([len(merged[n]) for n in names])[:-1]
+        return [
+            merged[name].with_columns({**merged[name].columns, RANK: ranks})
+            for name, ranks in zip(names, np.split(rank, bounds), strict=True)
+        ]
 
     def _in_merge_order(self, merged: Mapping[str, Batch]) -> list[Batch]:
         """Batches for the pipeline: per input when no operator needs the cross-input order,

@@ -2,10 +2,12 @@
 
 Two inputs: auctions (port 0: `id`, `expires`, `reserve` and the `carry` fields, event time the
 opening `date_time`) and bids (port 1: `auction`, `price`, `bidder`). The winning bid of an
-auction is, as in the reference `WinningBids` (Beam / Flink nexmark), the highest bid with
-`auction.date_time <= bid.date_time <= auction.expires` and `price >= reserve`; among equal
-prices the earliest bid wins, then the first in `(partition, offset)` order, so the winner does
-not depend on the order across partitions. Auctions without such a bid produce nothing.
+auction is the highest bid with `auction.date_time <= bid.date_time <= auction.expires`
+(`until="expires"`, Flink SQL's `BETWEEN`) or `< auction.expires` (`until="before_expires"`,
+Beam's `WinningBids`), and, with `reserve`, `price >= reserve` (Beam); among equal prices the
+earliest bid wins (Beam's `PRICE_THEN_DESCENDING_TIME`), then the first in `(partition,
+offset)` order, so the winner does not depend on the order across partitions. Auctions without
+such a bid produce nothing (docs/nexmark.md).
 
 An auction closes once the watermark is past `expires` (every bid at `expires` has then been
 released), or at end of input; its record carries `ts = expires`, `_min_ts` the auction's
@@ -35,9 +37,18 @@ _BID_ORDER = "bid_offset"
 class AuctionClose(Operator):
     """Holds open auctions with their best bid so far; fires them at `expires`."""
 
-    def __init__(self, node_id: str, carry: Sequence[str], carry_dtypes: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        node_id: str,
+        carry: Sequence[str],
+        carry_dtypes: Mapping[str, Any],
+        reserve: bool = True,
+        until: str = "expires",
+    ) -> None:
         super().__init__(node_id, keyed=False)
         self.carry = tuple(carry)
+        self.reserve = reserve
+        self.inclusive = until == "expires"
         dtypes = {**dict.fromkeys((*_STATE, _BID_ORDER), np.int64), "won": np.bool_, **carry_dtypes}
         self.open = TableStore(dtypes)
         self.stores = {"open": self.open}
@@ -77,7 +88,10 @@ class AuctionClose(Operator):
         row = by_id[place]
         price = batch.columns["price"]
         valid = (ids[place] == auction) & (batch.ts >= table["opened"][row])
-        valid &= (batch.ts <= table["expires"][row]) & (price >= table["reserve"][row])
+        expires = table["expires"][row]
+        valid &= (batch.ts <= expires) if self.inclusive else (batch.ts < expires)
+        if self.reserve:
+            valid &= price >= table["reserve"][row]
         if not valid.any():
             return
         bids = np.flatnonzero(valid)

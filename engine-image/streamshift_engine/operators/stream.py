@@ -2,10 +2,10 @@
 
 Between operators a stream is a `Batch` whose `source` is the producing node. Besides payload
 columns it may carry reserved columns: `_min_ts` and `_max_ts` (the combined-tuple timestamps of
-seed 001 lemma 2.2; absent means both equal `ts`) and `_window_start`, `_window_end` (absent
-means the record has no window). A record's identity is deterministic: an input record is
-`source@partition:offset`; a windowed result is `source|window_start|window_end|keys`; a join
-result carries both sides' identities in its `id` field.
+seed 001 lemma 2.2; absent means both equal `ts`), `_window_start`, `_window_end` (absent means
+the record has no window) and `_rank` (see `RANK`). A record's identity is deterministic: an
+input record is `source@partition:offset`; a windowed result is
+`source|window_start|window_end|keys`; a join result carries both sides' identities in `id`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ MIN_TS = "_min_ts"
 MAX_TS = "_max_ts"
 WINDOW_START = "_window_start"
 WINDOW_END = "_window_end"
-RESERVED = frozenset({MIN_TS, MAX_TS, WINDOW_START, WINDOW_END})
+RANK = "_rank"
+"""A record's place in the merge order of one release (`Pipeline.process_merged`): joins take
+both sides of a release at once and order them by it."""
+RESERVED = frozenset({MIN_TS, MAX_TS, WINDOW_START, WINDOW_END, RANK})
 
 
 def min_ts(batch: Batch) -> npt.NDArray[np.int64]:
@@ -51,6 +54,8 @@ def identities(batch: Batch, result_keys: Sequence[str]) -> list[str]:
             f"{batch.source}|{s}|{e}|{joined[i] if joined else ''}"
             for i, (s, e) in enumerate(zip(starts, ends, strict=True))
         ]
+    if len(result_keys) == 1:
+        return list(map(str, batch.columns[result_keys[0]].tolist()))
     if result_keys:
         keys = [batch.columns[k].tolist() for k in result_keys]
         return [":".join(map(str, parts)) for parts in zip(*keys, strict=True)]

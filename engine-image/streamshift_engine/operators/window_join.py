@@ -3,7 +3,8 @@
 Both sides' records are kept, per partition, in columnar `TableStore`s tagged with their window.
 When the watermark reaches a window's end the window's records of both sides are joined with one
 sort and `searchsorted` over the join keys (no per-record Python), the results carry the window
-bounds, both parts' identities (`left_id*right_id`) and the min/max of their timestamps (seed 001
+bounds, both parts' identities (the base tuples' ids, sorted and joined by `*`: the same under
+any join order, as `operators.joins` names them) and the min/max of their timestamps (seed 001
 lemma 2.2), and the window's records are dropped. A record lives in exactly one window and leaves
 with it, so restored state never fires a window twice. Records straight from an input keep their
 identity unformatted (partition, offset, window bounds, key fields); it is formatted only for
@@ -21,6 +22,7 @@ import numpy.typing as npt
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.operators.base import Operator
 from streamshift_engine.operators.grouping import group_codes
+from streamshift_engine.operators.joins import combined
 from streamshift_engine.operators.stream import (
     MAX_TS,
     MIN_TS,
@@ -108,7 +110,7 @@ class TumblingWindowJoin(Operator):
             self._identities(1, right, right_index),
             strict=True,
         )
-        columns["id"] = np.array([f"{a}*{b}" for a, b in pairs], dtype=object)
+        columns["id"] = np.array([combined(a, b) for a, b in pairs], dtype=object)
         start = left["window_start"][left_index]
         columns[WINDOW_START] = start
         columns[WINDOW_END] = start + self.size

@@ -8,6 +8,7 @@ from typing import Any
 from streamshift_engine.operators.auction_close import AuctionClose
 from streamshift_engine.operators.base import Operator
 from streamshift_engine.operators.joins import RangeJoin, RowsJoin
+from streamshift_engine.operators.recent_aggregate import RecentAggregate
 from streamshift_engine.operators.running_aggregate import RunningAggregate
 from streamshift_engine.operators.stateful_map import StatefulMap
 from streamshift_engine.operators.stateless import Filter, Map
@@ -57,6 +58,10 @@ def _windowed(plan: Plan, node: str) -> bool:
     return False
 
 
+def _joins(plan: Plan, node: str) -> bool:
+    return any(spec.id == node and spec.type == "window_join" for spec in plan.operators)
+
+
 def _dtypes(info: NodeInfo) -> dict[str, Any]:
     return {name: FIELD_TYPES[kind] for name, kind in info.fields.items()}
 
@@ -73,7 +78,9 @@ def _build(spec: OperatorSpec, plan: Plan) -> Operator:
         return StatefulMap(spec.id, params["key"], params.get("output", "count"), info.keyed)
     if spec.type == "auction_close":
         carry = params.get("carry", [])
-        return AuctionClose(spec.id, carry, {n: _dtypes(upstream[0])[n] for n in carry})
+        carried = {n: _dtypes(upstream[0])[n] for n in carry}
+        reserve, until = params.get("reserve", True), params.get("until", "expires")
+        return AuctionClose(spec.id, carry, carried, reserve, until)
     if spec.type == "topk":
         window = window_spec(spec.id, params["window"], ("time",)) if "window" in params else None
         return TopK(
@@ -97,7 +104,8 @@ def _build(spec: OperatorSpec, plan: Plan) -> Operator:
         if window.kind == "time":
             dtypes = [_dtypes(side) for side in upstream]
             origins = [origin(plan, name) for name in spec.inputs]
-            windowed = [_windowed(plan, name) for name in origins]
+            # a join's results are named by their base tuples alone, whatever window they had
+            windowed = [_windowed(plan, name) and not _joins(plan, name) for name in origins]
             return TumblingWindowJoin(
                 spec.id, spec.inputs, on, window.size, dtypes, keys, origins, windowed, info.keyed
             )
@@ -108,6 +116,10 @@ def _build(spec: OperatorSpec, plan: Plan) -> Operator:
     ]
     group_by = params.get("group_by", [])
     if spec.type == "running_aggregate":
+        if "last" in params:
+            last = params["last"]
+            rows, by = last["rows"], last.get("by", [])
+            return RecentAggregate(spec.id, group_by, aggregates, info.keyed, rows, by)
         return RunningAggregate(spec.id, group_by, aggregates, info.keyed)
     window = info.window
     assert window is not None and spec.type == "window_aggregate"

@@ -6,7 +6,8 @@ a combined tuple carries the min and max timestamp of its parts and is purged by
 tree over the same streams gives the same result set, which is what a plan migration (new join
 order) needs: `join_tree_plan` builds the plan for one order, ends it with a projection to field
 names that do not depend on the order (`S.m`, not `join_ST.S.m`), and the joins name results by
-their base tuples' sorted ids (`operators.joins`), so two orders give identical results.
+their base tuples' sorted ids (`operators.joins`), so two orders give identical results. So do
+trees of tumbling time-window joins (`kind="time"`: the tuples of one window join).
 
 A tree is a stream name or a pair of trees: `(("S", "T"), "U")` joins S with T first.
 """
@@ -45,7 +46,7 @@ def _field_path(tree: JoinTree, stream: str, field: str) -> str:
     raise KeyError(stream)
 
 
-def _joins(tree: JoinTree, key: str, window_ms: int) -> list[dict[str, Any]]:
+def _joins(tree: JoinTree, key: str, window: dict[str, Any]) -> list[dict[str, Any]]:
     if isinstance(tree, str):
         return []
     left, right = tree
@@ -54,17 +55,23 @@ def _joins(tree: JoinTree, key: str, window_ms: int) -> list[dict[str, Any]]:
         "id": node_name(tree),
         "type": "window_join",
         "inputs": [node_name(left), node_name(right)],
-        "params": {"window": {"kind": "range", "size": window_ms}, "on": [on]},
+        "params": {"window": window, "on": [on]},
     }
-    return [*_joins(left, key, window_ms), *_joins(right, key, window_ms), join]
+    return [*_joins(left, key, window), *_joins(right, key, window), join]
 
 
 def join_tree_plan(
-    name: str, tree: JoinTree, window_ms: int, key: str, schema: Mapping[str, str]
+    name: str,
+    tree: JoinTree,
+    window_ms: int,
+    key: str,
+    schema: Mapping[str, str],
+    kind: str = "range",
 ) -> Plan:
     """The plan joining the tree's streams (each with `schema`, keyed and joined on `key`, event
-    time in `ts`) in the tree's order. Inputs are listed by name, so every order reads them
-    alike; output fields are `<stream>.<field>` and `id`."""
+    time in `ts`) in the tree's order, every join with a `kind` window (`range`, or `time`:
+    tumbling windows, the tuples of one window joined) of `window_ms`. Inputs are listed by
+    name, so every order reads them alike; output fields are `<stream>.<field>` and `id`."""
     if isinstance(tree, str):
         raise ValueError("a join tree needs at least two streams")
     names = streams(tree)
@@ -83,7 +90,7 @@ def join_tree_plan(
         {
             "name": name,
             "inputs": inputs,
-            "operators": [*_joins(tree, key, window_ms), output],
+            "operators": [*_joins(tree, key, {"kind": kind, "size": window_ms}), output],
             "output": "output",
         }
     )

@@ -25,10 +25,13 @@ Operator types and params (expressions use `plan.expressions`):
 - `topk`: `by`, `k` (default 1), `ties` (`all` or `first`), `group_by`, and optionally its own
   time `window`; otherwise it ranks within the windows of its (windowed) input.
 - `auction_close` (two inputs: auctions with int `id`, `expires`, `reserve`, then bids with int
-  `auction`, `price`, `bidder`): `carry: [auction fields]`; per auction its winning bid
-  (`auction`, the carried fields, `price`, `bidder`) at `expires` (Nexmark q4). Global.
+  `auction`, `price`, `bidder`): `carry: [auction fields]`, `reserve` (default true: bids
+  below it do not count), `until` (`expires`, default: bids up to and at `expires` count;
+  `before_expires`); per auction its winning bid (`auction`, the carried fields, `price`,
+  `bidder`) at `expires` (Nexmark q4, q6). Global.
 - `running_aggregate`: `group_by`, `aggregates` as above, no window: per group, the aggregates
-  over all records so far at each event time `at` where they change.
+  over all records so far at each event time `at` where they change; with `last: {rows: n,
+  by: [fields]}`, over the group's last `n` records by (`_max_ts`, those fields) (q6).
 
 An input's optional `watermark` is its watermark strategy (`model.WatermarkSpec`):
 `out_of_orderness` and `allowed_lateness` in ms (non-negative integers, default 0),

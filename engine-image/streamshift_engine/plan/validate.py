@@ -187,6 +187,10 @@ def _auction_close(
             if up[side].fields.get(name) != "int":
                 raise PlanError(node, "inputs", f"{names[side]} needs an int field {name!r}")
     carry = _field_list(node, "params.carry", params.get("carry", []), up[0].fields)
+    if not isinstance(params.get("reserve", True), bool):
+        raise PlanError(node, "params.reserve", "must be true or false")
+    if params.get("until", "expires") not in ("expires", "before_expires"):
+        raise PlanError(node, "params.until", "must be expires or before_expires")
     fields = {"auction": "int", **{name: up[0].fields[name] for name in carry}}
     for name in ("price", "bidder"):
         if name in fields:
@@ -201,6 +205,12 @@ def _running_aggregate(
     source = _single(node, up)
     if "window" in params:
         raise PlanError(node, "params.window", "a running aggregate has no window")
+    if "last" in params:
+        last = params["last"]
+        rows = last.get("rows") if isinstance(last, dict) else None
+        if isinstance(rows, bool) or not isinstance(rows, int) or rows <= 0:
+            raise PlanError(node, "params.last.rows", f"must be a positive integer, got {rows!r}")
+        _field_list(node, "params.last.by", last.get("by", []), source.fields)
     info = _window_aggregate(node, up, names, {**params, "window": {"kind": "time", "size": 1}})
     if "at" in info.fields:
         raise PlanError(node, "params", "the field name 'at' is reserved for the update time")

@@ -97,12 +97,13 @@ class RowsWindowAggregate(RecordWindowOperator):
         columns.update({f: batch.columns[f] for f in self.value_fields})
         return columns
 
-    def _identities(self, batch: Batch, lay: Layout, flat: list[Record], at: Any) -> list[Any]:
+    def _identities(self, batch: Batch, lay: Layout, flat: list[Record], at: Any) -> Any:
         """Identities of the tuples at layout positions `at`."""
         source, held = lay.source[at], lay.held[at]
-        fresh = identities(batch.take(source[~held]), self.upstream_keys)
-        new = iter(fresh)
-        return [flat[s][IDENTITY] if h else next(new) for s, h in zip(source, held, strict=True)]
+        found = np.empty(len(source), dtype=object)
+        found[~held] = identities(batch.take(source[~held]), self.upstream_keys)
+        found[held] = [flat[s][IDENTITY] for s in source[held].tolist()]
+        return found
 
     def _windows(
         self,

@@ -1,6 +1,7 @@
-"""Nexmark q4 (winning bids at auction close, running average per category) against brute force,
-on random inputs (ties, reserves, boundary times) and on generated Nexmark events, each also
-across a snapshot and restore at a random point."""
+"""Nexmark q4 (Flink SQL's: highest bid per auction with `date_time BETWEEN opening AND expires`,
+no reserve; running average per category at each close) against brute force, on random inputs
+(ties, reserves, boundary times) and on generated Nexmark events, each also across a snapshot and
+restore at a random point; and the boundary cases spelled out."""
 
 from __future__ import annotations
 
@@ -42,9 +43,11 @@ def small_plan(output: str) -> Plan:
     return parse_plan({**q4(), "inputs": SMALL_INPUTS, "output": output})
 
 
-def winners(records: Sequence[Record]) -> list[tuple[Record, Record]]:
+def winners(records: Sequence[Record], beam: bool = False) -> list[tuple[Record, Record]]:
     """Per auction with a winning bid: (auction, bid); highest price, then earliest, then the
-    first in (partition, offset) order."""
+    first in (partition, offset) order. Flink SQL's q4 (default): bids at the opening up to and
+    including `expires`, any price. Beam's `WinningBids`: bids before `expires`, at least the
+    reserve."""
     auctions = [r for r in records if r.source == "auction"]
     bids = [r for r in records if r.source == "bid"]
     won = []
@@ -54,8 +57,9 @@ def winners(records: Sequence[Record]) -> list[tuple[Record, Record]]:
             b
             for b in bids
             if b.fields["auction"] == a["id"]
-            and auction.ts <= b.ts <= a["expires"]
-            and b.fields["price"] >= a["reserve"]
+            and auction.ts <= b.ts
+            and (b.ts < a["expires"] if beam else b.ts <= a["expires"])
+            and (b.fields["price"] >= a["reserve"] or not beam)
         ]
         if valid:
             best = min(valid, key=lambda b: (-b.fields["price"], b.ts, b.partition, b.offset))
@@ -139,6 +143,11 @@ def test_running_average_per_category_at_each_close(
 
 @pytest.fixture(scope="module")
 def generated() -> list[Record]:
+    return generated_records()
+
+
+def generated_records() -> list[Record]:
+    """4,000 generated Nexmark events' auctions and bids."""
     config = GeneratorConfig(partitions=PARTITIONS, events_per_second=2_000)
     events = generate(9, 0, 4_000, config)
     records = []
@@ -167,6 +176,41 @@ def test_q4_runs_global_with_state_that_never_expires() -> None:
     plan = nexmark_plan("nexmark-q4")
     assert not plan.keyed and plan.unbounded_state
     assert plan.result_keys == ("category", "at")
+
+
+def _boundary(bids: list[tuple[int, int, int]], reserve: int = 0) -> list[Record]:
+    """One auction (id 1, category 1, open 100 to 500, `reserve`) and bids `(ts, price,
+    partition)`."""
+    auction = {"id": 1, "date_time": 100, "expires": 500, "reserve": reserve, "seller": 3}
+    records = [Record("auction", 0, 0, 100, {**auction, "category": 1})]
+    for offset, (ts, price, partition) in enumerate(bids):
+        fields = {"auction": 1, "bidder": offset, "price": price, "date_time": ts}
+        records.append(Record("bid", partition, offset, ts, fields))
+    return sorted(records, key=lambda r: r.ts)
+
+
+def _winning(records: list[Record]) -> list[dict[str, Any]]:
+    rows = canonical(Run(small_plan("winning"), records, 2, range(PARTITIONS)).straight())
+    return [dict(row[5]) for row in rows]
+
+
+def test_q4_counts_a_bid_exactly_at_expires_and_at_the_opening() -> None:
+    at_expires = _winning(_boundary([(300, 5, 0), (500, 9, 1)]))
+    assert [(r["price"], r["bidder"]) for r in at_expires] == [(9, 1)]
+    at_opening = _winning(_boundary([(100, 7, 0), (99, 8, 1), (501, 9, 2)]))
+    assert [(r["price"], r["bidder"]) for r in at_opening] == [(7, 0)]
+
+
+def test_q4_has_no_reserve_filter() -> None:
+    below = _winning(_boundary([(200, 3, 0)], reserve=10))
+    assert [(r["price"], r["bidder"]) for r in below] == [(3, 0)]
+
+
+def test_q4_ties_at_the_top_go_to_the_earliest_bid_then_the_first_place() -> None:
+    earliest = _winning(_boundary([(400, 9, 0), (200, 9, 1), (300, 4, 2)]))
+    assert [(r["price"], r["bidder"]) for r in earliest] == [(9, 1)]
+    same_time = _winning(_boundary([(200, 9, 2), (200, 9, 1), (200, 9, 0)]))
+    assert [(r["price"], r["bidder"]) for r in same_time] == [(9, 2)]
 
 
 def test_auction_close_names_the_missing_field() -> None:
