@@ -67,7 +67,7 @@ fi
 "$KUBECTL" apply -f "$HERE/infra.yaml"
 "$KUBECTL" -n streamshift-infra rollout status statefulset/kafka --timeout=300s
 "$KUBECTL" -n streamshift-infra rollout status deployment/minio --timeout=300s
-"$HELM" upgrade --install streamshift "$REPO/deploy/helm/streamshift" --namespace streamshift-system \
+"$HELM" upgrade --install streamshift "$REPO/helm/streamshift" --namespace streamshift-system \
   --create-namespace -f "$HERE/values.yaml" --wait --timeout 180s
 
 # 6. The demo, in the cluster.

@@ -66,13 +66,9 @@ def test_chart_values_name_the_built_images_and_the_infra_services() -> None:
     script = (KIND / "run.sh").read_text()
     built = set(re.findall(r'-t "(streamshift/\w+):\$VERSION"', script))
     assert built == {"streamshift/operator", "streamshift/engine"}
-    done = helm(
-        "lint", "--strict", str(REPO / "deploy/helm/streamshift"), "-f", str(KIND / "values.yaml")
-    )
+    done = helm("lint", "--strict", str(REPO / "helm/streamshift"), "-f", str(KIND / "values.yaml"))
     assert done.returncode == 0, done.stdout
-    done = helm(
-        "template", "rel", str(REPO / "deploy/helm/streamshift"), "-f", str(KIND / "values.yaml")
-    )
+    done = helm("template", "rel", str(REPO / "helm/streamshift"), "-f", str(KIND / "values.yaml"))
     assert done.returncode == 0, done.stderr
     operator = container([d for d in yaml.safe_load_all(done.stdout) if d])
     assert operator["image"] == f"streamshift/operator:{VERSION}"
