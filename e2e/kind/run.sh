@@ -8,7 +8,8 @@
 #   4. The Nexmark generator as a Spark-on-Kubernetes job in cluster mode (spark-submit from the
 #      host's pyspark, driver and executor pods of the spark image) feeding Kafka at a steady rate.
 #   5. Nexmark q5 as a StreamQuery; one Migration per protocol with verify: true, the operator pod
-#      deleted in the middle of one of them; `kubectl scale` of the StreamQuery.
+#      deleted in the middle of one of them; `kubectl scale` of Nexmark q8 (keyed state; q5 keeps
+#      global state and runs on one instance only) from one worker to two.
 # Passes only when every Migration Succeeded with verified-exact output and the scale and the
 # operator restart completed; its last line is the summary. KEEP_CLUSTER=1 keeps the cluster
 # (and a second run reuses it); otherwise the script deletes the cluster it created.
@@ -23,7 +24,7 @@ CLUSTER="${KIND_CLUSTER:-streamshift-e2e}"
 NS=e2e
 SPARK_NS=streamshift
 PROTOCOLS=(unimico parallel-track moving-state state-transfer savepoint-restart)
-RESTART_DURING=moving-state   # the Migration during which the operator pod is deleted
+RESTART_DURING=savepoint-restart   # the Migration whose protocol steps the operator restart interrupts
 export KIND_EXPERIMENTAL_PROVIDER=podman
 
 say() { printf 'e2e-kind: %s (%d s)\n' "$*" "$((SECONDS - BEGAN))"; }
@@ -75,7 +76,10 @@ podman save -q -m --format docker-archive -o "$archive" \
 rm -f "$archive"
 say "images loaded"
 
-# 3. Kafka and MinIO, then the chart.
+# 3. Kafka and MinIO (new and empty on every run, also on a kept cluster: q5's verification reads
+# its input topics whole), then the chart.
+kubectl delete namespace "$NS" "$SPARK_NS" --ignore-not-found --wait --timeout=300s
+kubectl delete namespace streamshift-infra --ignore-not-found --wait --timeout=300s
 sed -e "s|@KAFKA_VERSION@|$KAFKA_VERSION|" -e "s|@MINIO_VERSION@|$MINIO_VERSION|" "$HERE/infra.yaml" \
   | kubectl apply -f -
 kubectl -n streamshift-infra rollout status statefulset/kafka --timeout=300s
@@ -85,7 +89,6 @@ kubectl -n streamshift-infra rollout status deployment/minio --timeout=300s
 say "Kafka, MinIO and the operator running"
 
 # 4. The Nexmark generator on Spark, cluster mode: driver and executor pods in $SPARK_NS.
-kubectl delete namespace "$NS" "$SPARK_NS" --ignore-not-found --wait
 kubectl create namespace "$SPARK_NS"
 kubectl apply -f "$REPO/deploy/spark/rbac.yaml"
 api="$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')"
@@ -127,11 +130,13 @@ say "Spark generator running (driver $driver, executors $(kubectl -n "$SPARK_NS"
 kubectl create namespace "$NS"
 kubectl -n "$NS" create secret generic control --from-literal=token="$(head -c 24 /dev/urandom | base64)"
 kubectl -n "$NS" create secret generic s3 --from-literal=access=streamshift --from-literal=secret=streamshift-secret
-kubectl apply -f "$HERE/q5.yaml"
+kubectl apply -f "$HERE/q5.yaml" -f "$HERE/q8.yaml"
 field() { kubectl -n "$NS" get "$1" -o "jsonpath={$2}" 2>/dev/null; }
-query_running() { [ "$(field streamquery/q5 .status.phase)" = Running ] && [ -n "$(field streamquery/q5 .status.watermark)" ]; }
-wait_for 300 "StreamQuery q5 Running with a watermark (input from Spark)" query_running
-say "q5 running and emitting"
+query_running() { [ "$(field "streamquery/$1" .status.phase)" = Running ] && [ -n "$(field "streamquery/$1" .status.watermark)" ]; }
+for query in q5 q8; do
+  wait_for 300 "StreamQuery $query Running with a watermark (input from Spark)" query_running "$query"
+done
+say "q5 and q8 running and emitting"
 sleep 15  # steady output before the first migration
 
 operator_pod() {  # the operator pod that is not being deleted
@@ -154,7 +159,8 @@ spec:
   verify: true
 YAML
   if [ "$protocol" = "$RESTART_DURING" ]; then
-    in_flight() { case "$(field "migration/$name" .status.phase)" in ""|Queued|Succeeded|Failed|RolledBack) return 1 ;; esac; }
+    # past Preparing: inside the protocol's own steps
+    in_flight() { case "$(field "migration/$name" .status.phase)" in ""|Queued|Preparing|Succeeded|Failed|RolledBack) return 1 ;; esac; }
     wait_for 300 "Migration $name under way" in_flight
     old="$(operator_pod)"
     say "deleting the operator pod $old during $name (phase $(field "migration/$name" .status.phase))"
@@ -176,20 +182,21 @@ YAML
   fi
 done
 
+# q8 (keyed state) from one worker to two; q5 keeps global state and stays on one
 scale=failed
 before="$(kubectl -n "$NS" get migrations -o name | sort)"
-kubectl -n "$NS" scale streamquery q5 --replicas=2
+kubectl -n "$NS" scale streamquery q8 --replicas=2
 rescale_migration() { comm -13 <(echo "$before") <(kubectl -n "$NS" get migrations -o name | sort) | head -1; }
 has_rescale() { [ -n "$(rescale_migration)" ]; }
 wait_for 120 "the Migration kubectl scale makes" has_rescale
 rescale="$(rescale_migration)"
 rescale="${rescale#*/}"
 wait_for 900 "the rescale Migration $rescale to finish" terminal "$rescale"
-scaled() { [ "$(field streamquery/q5 .status.replicas)" = 2 ] && [ "$(field streamquery/q5 .status.phase)" = Running ]; }
-if [ "$(field "migration/$rescale" .status.phase)" = Succeeded ] && wait_for 120 "q5 at 2 replicas" scaled; then
+scaled() { [ "$(field streamquery/q8 .status.replicas)" = 2 ] && [ "$(field streamquery/q8 .status.phase)" = Running ]; }
+if [ "$(field "migration/$rescale" .status.phase)" = Succeeded ] && wait_for 120 "q8 at 2 replicas" scaled; then
   scale=ok
 fi
-say "kubectl scale: Migration $rescale $(field "migration/$rescale" .status.phase), q5 replicas $(field streamquery/q5 .status.replicas)"
+say "kubectl scale q8: Migration $rescale $(field "migration/$rescale" .status.phase), q8 replicas $(field streamquery/q8 .status.replicas)"
 
 spark=failed
 driver_phase="$(kubectl -n "$SPARK_NS" get pod "$driver" -o jsonpath='{.status.phase}')"

@@ -105,6 +105,19 @@ def test_q5_and_every_protocols_migration_are_valid_resources() -> None:
     assert f"--partitions {source.partitions}" in run
 
 
+def test_the_scaled_query_is_keyed_and_reads_what_the_generator_writes() -> None:
+    """`kubectl scale` goes to q8: at two instances its plan passes the operator's checks, where
+    q5's (global state) does not."""
+    run = (KIND / "run.sh").read_text()
+    assert "scale streamquery q8 --replicas=2" in run
+    for name, scalable in (("q5.yaml", False), ("q8.yaml", True)):
+        [query] = documents(name)
+        spec = StreamQuerySpec.model_validate({**query["spec"], "parallelism": 2})
+        assert (check_plan(spec).problems == ()) is scalable, name
+        for source in spec.sources:
+            assert source.topic == f"e2e-{source.name}" and source.partitions == 4
+
+
 def test_cluster_config_has_what_this_vm_needs() -> None:
     config = yaml.safe_load((KIND / "cluster.yaml").read_text())
     assert config["networking"]["disableDefaultCNI"] is True  # the node image has a bridge CNI
