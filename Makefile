@@ -89,6 +89,10 @@ bench-operator: venv ## operator: query ready time, unimico move time on q5, RSS
 demo-compare: setup ## every protocol on the same q5 query, their recorded costs side by side
 	dev/demo.sh compare
 
+.PHONY: images
+images: venv ## build every image with podman from Debian packages (worker, spark, operator, kafka, minio); print sizes
+	e2e/kind/images.sh
+
 .PHONY: e2e-kind
-e2e-kind: venv ## build the images, install the chart on a kind cluster, migrate q5 with verify (needs Docker)
+e2e-kind: venv ## kind cluster from local builds: chart, Kafka, MinIO, Spark generator, a verified Migration per protocol (KEEP_CLUSTER=1 keeps it)
 	e2e/kind/run.sh

@@ -1,93 +1,208 @@
 #!/usr/bin/env bash
-# `make e2e-kind`: streamshift end to end on a kind cluster. Builds the engine and operator images,
-# creates the kind cluster (pinned node image), loads the images, installs Kafka and MinIO
-# (infra.yaml: one Apache Kafka broker in KRaft mode, one MinIO server), installs the Helm chart,
-# then runs the demo driver in the cluster (demo-job.yaml: Nexmark q5 and a unimico Migration with
-# verify: true) and asserts the Migration Succeeded with missing=0 duplicates=0.
-#
-# Needs a running container engine (Docker; KIND_EXPERIMENTAL_PROVIDER=podman for podman) and
-# fails at once without one. kind is built from its Go module into $STREAMSHIFT_CACHE/bin; helm
-# and kubectl are the ones dev/setup.sh installs. KEEP_CLUSTER=1 leaves the cluster up.
+# `make e2e-kind`: streamshift end to end on a real kind cluster, as a user would run it.
+#   1. podman installed and configured (podman-setup.sh), every image built here (images.sh),
+#      the kind node image assembled from locally built Kubernetes binaries (node-image.sh); no
+#      image registry is reachable, so nothing is pulled. Go builds are cached by version.
+#   2. The cluster (cluster.yaml), the images loaded with `kind load image-archive`.
+#   3. Kafka (KRaft) and MinIO (infra.yaml), then the chart with Helm (values.yaml).
+#   4. The Nexmark generator as a Spark-on-Kubernetes job in cluster mode (spark-submit from the
+#      host's pyspark, driver and executor pods of the spark image) feeding Kafka at a steady rate.
+#   5. Nexmark q5 as a StreamQuery; one Migration per protocol with verify: true, the operator pod
+#      deleted in the middle of one of them; `kubectl scale` of Nexmark q8 (keyed state; q5 keeps
+#      global state and runs on one instance only) from one worker to two.
+# Passes only when every Migration Succeeded with verified-exact output and the scale and the
+# operator restart completed; its last line is the summary. KEEP_CLUSTER=1 keeps the cluster
+# (and a second run reuses it); otherwise the script deletes the cluster it created.
 set -euo pipefail
 
-KIND_VERSION=v0.33.0
-NODE_IMAGE="kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5"
-CLUSTER="${KIND_CLUSTER:-streamshift-e2e}"
-REPO="$(cd "$(dirname "$0")/../.." && pwd)"
-HERE="$REPO/e2e/kind"
-CACHE="${STREAMSHIFT_CACHE:-$HOME/.cache/streamshift}"
+BEGAN=$SECONDS
+HERE="$(cd "$(dirname "$0")" && pwd)"
+source "$HERE/../../dev/lib/common.sh"
+source "$HERE/versions.sh"
 VERSION="$(sed -n 's/^version = "\(.*\)"/\1/p' "$REPO/pyproject.toml")"
-ENGINE="${KIND_EXPERIMENTAL_PROVIDER:-docker}"
+CLUSTER="${KIND_CLUSTER:-streamshift-e2e}"
+NS=e2e
+SPARK_NS=streamshift
+PROTOCOLS=(unimico parallel-track moving-state state-transfer savepoint-restart)
+RESTART_DURING=savepoint-restart   # the Migration whose protocol steps the operator restart interrupts
+export KIND_EXPERIMENTAL_PROVIDER=podman
 
-say() { printf 'e2e-kind: %s\n' "$*"; }
-die() { printf 'e2e-kind: %s\n' "$1" >&2; exit "${2:-1}"; }
+say() { printf 'e2e-kind: %s (%d s)\n' "$*" "$((SECONDS - BEGAN))"; }
+die() { printf 'e2e-kind: FAILED: %s\n' "$1" >&2; exit 1; }
 
-# 1. A container engine, before anything else.
-if ! command -v "$ENGINE" >/dev/null 2>&1; then
-  die "no container engine: \`$ENGINE\` is not installed; kind runs its nodes as containers (install Docker, or set KIND_EXPERIMENTAL_PROVIDER=podman)" 2
-fi
-if ! "$ENGINE" info >/dev/null 2>&1; then
-  die "no container engine: \`$ENGINE info\` cannot reach a running $ENGINE daemon; kind runs its nodes as containers (start it, or run this where one runs)" 2
-fi
+# 1. Engine, images, node image, tools.
+"$HERE/podman-setup.sh"
+command -v go >/dev/null || die "Go is needed to build kind and the Kubernetes binaries (install Go 1.26+)"
+"$REPO/dev/setup.sh"            # kube-apiserver, kube-controller-manager, etcd, Kafka, MinIO, kubectl, helm
+"$REPO/dev/setup-spark.sh"      # pyspark in .venv (spark-submit) and the Kafka connector jars
+"$HERE/images.sh"
+NODE_IMAGE="$("$HERE/node-image.sh")"
+KIND="$OPT/kind-$KIND_VERSION/kind"
+HELM="$BIN/helm"
+say "images ready"
 
-# 2. The tools.
-KIND="$CACHE/bin/kind-$KIND_VERSION"
-if [ ! -x "$KIND" ]; then
-  say "building kind $KIND_VERSION from its Go module"
-  mkdir -p "$CACHE/bin"
-  gobin="$(mktemp -d)"
-  GOBIN="$gobin" go install "sigs.k8s.io/kind@$KIND_VERSION"
-  mv "$gobin/kind" "$KIND"
-fi
-HELM="$CACHE/bin/helm" KUBECTL="$CACHE/bin/kubectl"
-[ -x "$HELM" ] && [ -x "$KUBECTL" ] || "$REPO/dev/setup.sh"  # they come with the local stack's parts
-[ -f "$CACHE/spark-jars/.complete-4.2.0" ] || "$REPO/dev/setup-spark.sh"
-
-# 3. The images.
-say "building streamshift/operator:$VERSION and streamshift/engine:$VERSION"
-"$ENGINE" build -f "$REPO/operator/Dockerfile" -t "streamshift/operator:$VERSION" "$REPO"
-"$ENGINE" build -f "$REPO/engine-image/Dockerfile" --build-context "spark-jars=$CACHE/spark-jars" \
-  -t "streamshift/engine:$VERSION" "$REPO"
-
-# 4. The cluster, with the images loaded.
+# 2. The cluster, with the images loaded.
 KUBECONFIG="$(mktemp)"
 export KUBECONFIG
+created=0
 cleanup() {
+  local status=$?
+  [ -z "${SPARK_PID:-}" ] || kill "$SPARK_PID" 2>/dev/null || true
+  if [ "$status" != 0 ] && [ -s "$KUBECONFIG" ]; then
+    echo "e2e-kind: state at failure:" >&2
+    kubectl get pods -A -o wide >&2 2>/dev/null || true
+    kubectl -n "$NS" get streamqueries,migrations >&2 2>/dev/null || true
+  fi
   rm -f "$KUBECONFIG"
-  [ "${KEEP_CLUSTER:-0}" = 1 ] || "$KIND" delete cluster --name "$CLUSTER" >/dev/null 2>&1 || true
+  if [ "$created" = 1 ] && [ "${KEEP_CLUSTER:-0}" != 1 ]; then
+    "$KIND" delete cluster --name "$CLUSTER" >/dev/null 2>&1 || true
+  fi
+  exit "$status"
 }
 trap cleanup EXIT
 if ! "$KIND" get clusters 2>/dev/null | grep -qx "$CLUSTER"; then
-  "$KIND" create cluster --name "$CLUSTER" --image "$NODE_IMAGE" --wait 180s
+  created=1
+  "$KIND" create cluster --name "$CLUSTER" --image "$NODE_IMAGE" --config "$HERE/cluster.yaml" --wait 240s
 fi
 "$KIND" export kubeconfig --name "$CLUSTER" --kubeconfig "$KUBECONFIG"
-"$KIND" load docker-image --name "$CLUSTER" "streamshift/operator:$VERSION" "streamshift/engine:$VERSION"
+kubectl() { "$BIN/kubectl" "$@"; }
+say "cluster $CLUSTER ready"
+archive="$(mktemp --suffix .tar)"
+podman save -q -m --format docker-archive -o "$archive" \
+  "docker.io/streamshift/engine:$VERSION" "docker.io/streamshift/spark:$VERSION" \
+  "docker.io/streamshift/operator:$VERSION" "docker.io/streamshift/kafka:$KAFKA_VERSION" \
+  "docker.io/streamshift/minio:$MINIO_VERSION"
+"$KIND" load image-archive --name "$CLUSTER" "$archive"
+rm -f "$archive"
+say "images loaded"
 
-# 5. Kafka and MinIO, then the chart.
-"$KUBECTL" apply -f "$HERE/infra.yaml"
-"$KUBECTL" -n streamshift-infra rollout status statefulset/kafka --timeout=300s
-"$KUBECTL" -n streamshift-infra rollout status deployment/minio --timeout=300s
-"$HELM" upgrade --install streamshift "$REPO/deploy/helm/streamshift" --namespace streamshift-system \
-  --create-namespace -f "$HERE/values.yaml" --wait --timeout 180s
+# 3. Kafka and MinIO (new and empty on every run, also on a kept cluster: q5's verification reads
+# its input topics whole), then the chart.
+kubectl delete namespace "$NS" "$SPARK_NS" --ignore-not-found --wait --timeout=300s
+kubectl delete namespace streamshift-infra --ignore-not-found --wait --timeout=300s
+sed -e "s|@KAFKA_VERSION@|$KAFKA_VERSION|" -e "s|@MINIO_VERSION@|$MINIO_VERSION|" "$HERE/infra.yaml" \
+  | kubectl apply -f -
+kubectl -n streamshift-infra rollout status statefulset/kafka --timeout=300s
+kubectl -n streamshift-infra rollout status deployment/minio --timeout=300s
+"$HELM" upgrade --install streamshift "$REPO/helm/streamshift" --namespace streamshift-system \
+  --create-namespace -f "$HERE/values.yaml" --wait --timeout 300s
+say "Kafka, MinIO and the operator running"
 
-# 6. The demo, in the cluster.
-"$KUBECTL" -n streamshift-system delete job e2e-demo --ignore-not-found
-"$KUBECTL" delete namespace e2e-demo --ignore-not-found --wait
-"$KUBECTL" -n streamshift-system create configmap e2e-demo --from-file="$REPO/e2e/demo.py" \
-  --dry-run=client -o yaml | "$KUBECTL" apply -f -
-"$KUBECTL" apply -f "$HERE/demo-job.yaml"
-say "demo running (its log follows)"
-"$KUBECTL" -n streamshift-system wait --for=condition=Ready pod -l job-name=e2e-demo --timeout=300s || true
-"$KUBECTL" -n streamshift-system logs -f job/e2e-demo || true
-"$KUBECTL" -n streamshift-system wait --for=condition=Complete job/e2e-demo --timeout=60s \
-  || die "the demo Job failed (its log above says why)"
-
-# 7. What the Migration's status records.
-status() {
-  "$KUBECTL" -n e2e-demo get migration q5-unimico -o "jsonpath={.status.$1}"
+# 4. The Nexmark generator on Spark, cluster mode: driver and executor pods in $SPARK_NS.
+kubectl create namespace "$SPARK_NS"
+kubectl apply -f "$REPO/deploy/spark/rbac.yaml"
+api="$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')"
+jars="$(cd "$CACHE/spark-jars" && ls *.jar | sed 's|^|local:///opt/streamshift/spark-jars/|' | paste -sd,)"
+SPARK_HOME="$("$VENV/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
+export SPARK_HOME
+"$SPARK_HOME/bin/spark-submit" --master "k8s://$api" --deploy-mode cluster --name e2e-nexmark \
+  --conf spark.kubernetes.namespace="$SPARK_NS" \
+  --conf spark.kubernetes.container.image="docker.io/streamshift/spark:$VERSION" \
+  --conf spark.kubernetes.container.image.pullPolicy=Never \
+  --conf spark.kubernetes.authenticate.driver.serviceAccountName=streamshift-spark \
+  --conf spark.executor.instances=1 --conf spark.executor.memory=768m --conf spark.driver.memory=768m \
+  --conf spark.kubernetes.driver.request.cores=100m --conf spark.kubernetes.executor.request.cores=100m \
+  --conf spark.kubernetes.driver.label.app=e2e-nexmark --conf spark.jars="$jars" \
+  --conf spark.kubernetes.submission.waitAppCompletion=false \
+  local:///opt/streamshift/engine-image/streamshift_engine/spark/cli.py generate \
+  --shape constant --rate 500 --event-rate 500 --duration 3600 --partitions 4 \
+  --topic-prefix "$NS-" --bootstrap kafka.streamshift-infra.svc:9092 --master "" \
+  >"$LOG/e2e-kind-spark-submit.log" 2>&1 || { cat "$LOG/e2e-kind-spark-submit.log" >&2; die "spark-submit failed"; }
+wait_for() {  # wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds
+  local deadline=$((SECONDS + $1)) what="$2"
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    [ "$SECONDS" -lt "$deadline" ] || die "timed out waiting for $what"
+    sleep 2
+  done
 }
-phase="$(status phase)" missing="$(status verification.missing)" duplicate="$(status verification.duplicate)"
-say "Migration q5-unimico: phase=$phase missing=$missing duplicates=$duplicate"
-[ "$phase" = Succeeded ] && [ "$missing" = 0 ] && [ "$duplicate" = 0 ] \
-  || die "expected Succeeded with missing=0 duplicates=0"
-say "passed"
+executor_running() {
+  kubectl -n "$SPARK_NS" get pods -l spark-role=executor \
+    -o jsonpath='{.items[*].status.phase}' | grep -qw Running
+}
+wait_for 300 "the Spark driver pod Running" kubectl -n "$SPARK_NS" wait --for=condition=Ready \
+  pod -l spark-role=driver --timeout=5s
+wait_for 300 "a Spark executor pod Running" executor_running
+driver="$(kubectl -n "$SPARK_NS" get pods -l spark-role=driver -o jsonpath='{.items[0].metadata.name}')"
+say "Spark generator running (driver $driver, executors $(kubectl -n "$SPARK_NS" get pods -l spark-role=executor -o name | paste -sd' '))"
+
+# 5. q5, the Migrations, the operator restart, the scale.
+kubectl create namespace "$NS"
+kubectl -n "$NS" create secret generic control --from-literal=token="$(head -c 24 /dev/urandom | base64)"
+kubectl -n "$NS" create secret generic s3 --from-literal=access=streamshift --from-literal=secret=streamshift-secret
+kubectl apply -f "$HERE/q5.yaml" -f "$HERE/q8.yaml"
+field() { kubectl -n "$NS" get "$1" -o "jsonpath={$2}" 2>/dev/null; }
+query_running() { [ "$(field "streamquery/$1" .status.phase)" = Running ] && [ -n "$(field "streamquery/$1" .status.watermark)" ]; }
+for query in q5 q8; do
+  wait_for 300 "StreamQuery $query Running with a watermark (input from Spark)" query_running "$query"
+done
+say "q5 and q8 running and emitting"
+sleep 15  # steady output before the first migration
+
+operator_pod() {  # the operator pod that is not being deleted
+  kubectl -n streamshift-system get pods -l app.kubernetes.io/name=streamshift-operator \
+    -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}' \
+    | awk 'NF == 1 {print $1; exit}'
+}
+terminal() { case "$(field "migration/$1" .status.phase)" in Succeeded|Failed|RolledBack) return 0 ;; esac; return 1; }
+exact=0 restart=failed
+for protocol in "${PROTOCOLS[@]}"; do
+  name="q5-$protocol"
+  kubectl apply -f - <<YAML
+apiVersion: streamshift.io/v1alpha1
+kind: Migration
+metadata: {name: $name, namespace: $NS}
+spec:
+  queryRef: {name: q5}
+  protocol: $protocol
+  target: {moveInstances: [0]}
+  verify: true
+YAML
+  if [ "$protocol" = "$RESTART_DURING" ]; then
+    # past Preparing: inside the protocol's own steps
+    in_flight() { case "$(field "migration/$name" .status.phase)" in ""|Queued|Preparing|Succeeded|Failed|RolledBack) return 1 ;; esac; }
+    wait_for 300 "Migration $name under way" in_flight
+    old="$(operator_pod)"
+    say "deleting the operator pod $old during $name (phase $(field "migration/$name" .status.phase))"
+    kubectl -n streamshift-system delete pod "$old" --wait=false
+    new_operator() { local p; p="$(operator_pod)"; [ -n "$p" ] && [ "$p" != "$old" ] \
+      && kubectl -n streamshift-system wait --for=condition=Ready "pod/$p" --timeout=5s; }
+    wait_for 300 "a new operator pod Ready" new_operator
+    say "operator pod $(operator_pod) took over"
+  fi
+  wait_for 900 "Migration $name to finish" terminal "$name"
+  phase="$(field "migration/$name" .status.phase)"
+  verification="$(field "migration/$name" .status.verification)"
+  say "Migration $name: $phase, verification $verification, cost $(field "migration/$name" .status.cost)"
+  if [ "$phase" = Succeeded ] && [ "$(field "migration/$name" .status.verification.exact)" = true ]; then
+    exact=$((exact + 1))
+    [ "$protocol" != "$RESTART_DURING" ] || restart=ok
+  else
+    say "Migration $name: $(field "migration/$name" .status.message)"
+  fi
+done
+
+# q8 (keyed state) from one worker to two; q5 keeps global state and stays on one
+scale=failed
+before="$(kubectl -n "$NS" get migrations -o name | sort)"
+kubectl -n "$NS" scale streamquery q8 --replicas=2
+rescale_migration() { comm -13 <(echo "$before") <(kubectl -n "$NS" get migrations -o name | sort) | head -1; }
+has_rescale() { [ -n "$(rescale_migration)" ]; }
+wait_for 120 "the Migration kubectl scale makes" has_rescale
+rescale="$(rescale_migration)"
+rescale="${rescale#*/}"
+wait_for 900 "the rescale Migration $rescale to finish" terminal "$rescale"
+scaled() { [ "$(field streamquery/q8 .status.replicas)" = 2 ] && [ "$(field streamquery/q8 .status.phase)" = Running ]; }
+if [ "$(field "migration/$rescale" .status.phase)" = Succeeded ] && wait_for 120 "q8 at 2 replicas" scaled; then
+  scale=ok
+fi
+say "kubectl scale q8: Migration $rescale $(field "migration/$rescale" .status.phase), q8 replicas $(field streamquery/q8 .status.replicas)"
+
+spark=failed
+driver_phase="$(kubectl -n "$SPARK_NS" get pod "$driver" -o jsonpath='{.status.phase}')"
+if [ "$driver_phase" = Running ] && executor_running; then spark=ok; fi
+say "Spark driver $driver: $driver_phase"
+
+summary="e2e-kind protocols=$exact/${#PROTOCOLS[@]} exact scale=$scale operator-restart=$restart spark=$spark seconds=$((SECONDS - BEGAN))"
+echo "$summary"
+[ "$exact" = "${#PROTOCOLS[@]}" ] && [ "$scale" = ok ] && [ "$restart" = ok ] && [ "$spark" = ok ]

@@ -1,4 +1,4 @@
-"""The Helm chart (deploy/helm/streamshift) rendered by the real helm binary: lint, the CRDs it
+"""The Helm chart (helm/streamshift) rendered by the real helm binary: lint, the CRDs it
 ships equal the generated ones, least-privilege RBAC per watch mode, the operator Deployment, the
 Secrets, the ServiceMonitor matching the Services the operator makes, and install notes whose
 sample StreamQuery and Migration the operator's models accept."""
@@ -22,7 +22,7 @@ from streamshift_operator.plancheck import check_plan
 from streamshift_operator.pods import QueryIdentity
 
 REPO = Path(__file__).resolve().parents[2]
-CHART = REPO / "deploy/helm/streamshift"
+CHART = REPO / "helm/streamshift"
 CACHE = Path(os.environ.get("STREAMSHIFT_CACHE", Path.home() / ".cache" / "streamshift"))
 
 
@@ -185,9 +185,56 @@ def test_secrets_control_token_is_random_and_s3_credentials_come_from_values() -
 
 
 @pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("healthPort=notaport", "at '/healthPort': got string, want integer"),
+        ("healthPort=70000", "at '/healthPort': maximum: got 70,000, want 65,535"),
+        ("resources.requests.memory=lots", "'/resources/requests/memory': 'lots' does not match"),
+        ("resources.limits.cpu=fast", "at '/resources/limits/cpu': 'fast' does not match"),
+        ("replicaCount=2", "at '': additional properties 'replicaCount' not allowed"),
+        ("image.pulPolicy=Never", "at '/image': additional properties 'pulPolicy' not allowed"),
+        ("logLevel=verbose", "at '/logLevel': value must be one of 'warning', 'info', 'debug'"),
+        ("watchNamespaces=team-a", "at '/watchNamespaces': got string, want array"),
+        ("watchNamespaces={Team_A}", "at '/watchNamespaces/0': 'Team_A' does not match"),
+        ("image.pullPolicy=Sometimes", "at '/image/pullPolicy': value must be one of"),
+        ("s3.endpoint=minio:9000", "at '/s3/endpoint': 'minio:9000' does not match"),
+        ("kafka.bootstrapServers=kafka", "at '/kafka/bootstrapServers': 'kafka' does not match"),
+    ],
+)
+def test_schema_refuses_bad_values_in_lint_and_template_naming_the_key(
+    setting: str, message: str
+) -> None:
+    """values.schema.json: types, enums, patterns and no unknown keys, checked by both commands
+    before any template runs (so a string watchNamespaces no longer fails inside `range`)."""
+    linted = helm("lint", "--strict", str(CHART), "--set", setting)
+    assert linted.returncode != 0
+    assert message in linted.stdout + linted.stderr
+    rendered = helm("template", "rel", str(CHART), "--set", setting)
+    assert rendered.returncode != 0
+    assert message in rendered.stderr and "range can't iterate" not in rendered.stderr
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "resources.requests.memory=1Gi",
+        "resources.requests.cpu=1",
+        "resources.limits.cpu=250m",
+        "watchNamespaces={team-a,team-b}",
+        "image.tag=0.2.0-rc.1",
+        "kafka.bootstrapServers=kafka-0:9092\\,kafka-1:9092",
+        "s3.endpoint=https://s3.example.com",
+        "metrics.serviceMonitor.interval=1m30s",
+    ],
+)
+def test_schema_admits_good_values(setting: str) -> None:
+    done = helm("lint", "--strict", str(CHART), "--set", setting)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
     ("settings", "message"),
     [
-        (["logLevel=loud"], 'logLevel must be warning, info or debug, not "loud"'),
         (["s3.credentials.create=true"], "s3.credentials.accessKey is required"),
         (["serviceAccount.create=false"], "serviceAccount.name is required"),
     ],
