@@ -4,13 +4,13 @@
 #   localhost/streamshift/debian:bookworm        mmdebstrap minbase, imported (the base of all)
 #   localhost/streamshift/python[-build]:3.11-bookworm   Debian's python3; the build variant adds
 #                                                 gcc, headers and this machine's CA certificates
-#   docker.io/streamshift/engine:VERSION          the worker (engine-image/Dockerfile --target worker)
-#   docker.io/streamshift/spark:VERSION           Spark driver/executor (--target spark)
-#   docker.io/streamshift/operator:VERSION        the operator (operator/Dockerfile)
-#   docker.io/streamshift/kafka:KAFKA_VERSION     KRaft broker from dev/setup.sh's jars
-#   docker.io/streamshift/minio:MINIO_VERSION     dev/setup.sh's Go-built MinIO
-# Tags are fully qualified: kind's containerd resolves `streamshift/engine:0.1.0` in a pod spec to
-# docker.io/streamshift/engine:0.1.0, and podman stores a bare name under localhost/.
+#   localhost/streamshift/engine:VERSION          the worker (engine-image/Dockerfile --target worker)
+#   localhost/streamshift/spark:VERSION           Spark driver/executor (--target spark)
+#   localhost/streamshift/operator:VERSION        the operator (operator/Dockerfile)
+#   localhost/streamshift/kafka:KAFKA_VERSION     KRaft broker from dev/setup.sh's jars
+#   localhost/streamshift/minio:MINIO_VERSION     dev/setup.sh's Go-built MinIO
+# Tags are fully qualified under localhost/ (where podman stores a bare name); pods name them so,
+# since kind's containerd would resolve a bare `streamshift/engine:0.1.0` to a registry's.
 # podman's layer cache makes a rebuild of unchanged images take seconds. Prints each image's size.
 #
 # usage: images.sh [IMAGE...]   (names: debian python engine spark operator kafka minio; default all)
@@ -27,11 +27,11 @@ say() { printf 'images: %s\n' "$*"; }
 DEBIAN_IMAGE=localhost/streamshift/debian:$DEBIAN_SUITE
 PYTHON_IMAGE=localhost/streamshift/python:3.11-$DEBIAN_SUITE
 PYTHON_BUILD_IMAGE=localhost/streamshift/python-build:3.11-$DEBIAN_SUITE
-ENGINE_IMAGE=docker.io/streamshift/engine:$VERSION
-SPARK_IMAGE=docker.io/streamshift/spark:$VERSION
-OPERATOR_IMAGE=docker.io/streamshift/operator:$VERSION
-KAFKA_IMAGE=docker.io/streamshift/kafka:$KAFKA_VERSION
-MINIO_IMAGE=docker.io/streamshift/minio:$MINIO_VERSION
+ENGINE_IMAGE=localhost/streamshift/engine:$VERSION
+SPARK_IMAGE=localhost/streamshift/spark:$VERSION
+OPERATOR_IMAGE=localhost/streamshift/operator:$VERSION
+KAFKA_IMAGE=localhost/streamshift/kafka:$KAFKA_VERSION
+MINIO_IMAGE=localhost/streamshift/minio:$MINIO_VERSION
 
 timed() {  # timed NAME COMMAND...: run COMMAND quietly (its output on failure), say its seconds
   local name="$1" t0=$SECONDS log

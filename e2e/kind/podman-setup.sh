@@ -5,7 +5,7 @@
 # Debian's podman 4.3 with runc: crun cannot run here (cgroups are v1 "hybrid" and root lacks
 # CAP_SYS_RESOURCE, so crun's setrlimit of RLIMIT_NOFILE/NPROC above the hard limit fails). So
 # containers.conf names runc and caps the default ulimits at this machine's hard nofile limit.
-# Debian's docker.io cannot serve kind (--privileged fails: "unable to apply caps"), hence podman.
+# Debian's Docker package cannot serve kind (--privileged fails: "unable to apply caps"), hence podman.
 # mmdebstrap makes the Debian base image (no image registry is reachable); kind bind-mounts
 # /lib/modules, which this VM lacks.
 set -euo pipefail

@@ -69,9 +69,9 @@ kubectl() { "$BIN/kubectl" "$@"; }
 say "cluster $CLUSTER ready"
 archive="$(mktemp --suffix .tar)"
 podman save -q -m --format docker-archive -o "$archive" \
-  "docker.io/streamshift/engine:$VERSION" "docker.io/streamshift/spark:$VERSION" \
-  "docker.io/streamshift/operator:$VERSION" "docker.io/streamshift/kafka:$KAFKA_VERSION" \
-  "docker.io/streamshift/minio:$MINIO_VERSION"
+  "localhost/streamshift/engine:$VERSION" "localhost/streamshift/spark:$VERSION" \
+  "localhost/streamshift/operator:$VERSION" "localhost/streamshift/kafka:$KAFKA_VERSION" \
+  "localhost/streamshift/minio:$MINIO_VERSION"
 "$KIND" load image-archive --name "$CLUSTER" "$archive"
 rm -f "$archive"
 say "images loaded"
@@ -97,7 +97,7 @@ SPARK_HOME="$("$VENV/bin/python" -c 'import os, pyspark; print(os.path.dirname(p
 export SPARK_HOME
 "$SPARK_HOME/bin/spark-submit" --master "k8s://$api" --deploy-mode cluster --name e2e-nexmark \
   --conf spark.kubernetes.namespace="$SPARK_NS" \
-  --conf spark.kubernetes.container.image="docker.io/streamshift/spark:$VERSION" \
+  --conf spark.kubernetes.container.image="localhost/streamshift/spark:$VERSION" \
   --conf spark.kubernetes.container.image.pullPolicy=Never \
   --conf spark.kubernetes.authenticate.driver.serviceAccountName=streamshift-spark \
   --conf spark.executor.instances=1 --conf spark.executor.memory=768m --conf spark.driver.memory=768m \

@@ -57,17 +57,18 @@ def test_every_script_parses() -> None:
 
 def test_chart_values_name_the_built_images_and_the_infra_services() -> None:
     tags = built_tags()
-    assert tags["engine"] == f"docker.io/streamshift/engine:{VERSION}"
+    assert tags["engine"] == f"localhost/streamshift/engine:{VERSION}"
     done = helm("lint", "--strict", str(CHART), "-f", str(KIND / "values.yaml"))
     assert done.returncode == 0, done.stdout
     done = helm("template", "rel", str(CHART), "-f", str(KIND / "values.yaml"))
     assert done.returncode == 0, done.stderr
     operator = container([d for d in yaml.safe_load_all(done.stdout) if d])
-    # containerd resolves a bare name as docker.io/NAME: the loaded images must be tagged so
-    assert f"docker.io/{operator['image']}" == tags["operator"]
+    # pods name the loaded images fully qualified, as podman stores them (a bare name under
+    # localhost/); containerd would resolve a bare name to a registry's
+    assert operator["image"] == tags["operator"]
     assert operator["imagePullPolicy"] == "Never"
     env = {e["name"]: e.get("value") for e in operator["env"]}
-    assert f"docker.io/{env['STREAMSHIFT_WORKER_IMAGE']}" == tags["engine"]
+    assert env["STREAMSHIFT_WORKER_IMAGE"] == tags["engine"]
     infra = containers("infra.yaml")
     assert infra["kafka"]["image"] == tags["kafka"] and infra["minio"]["image"] == tags["minio"]
     assert {c["imagePullPolicy"] for c in infra.values()} == {"Never"}
@@ -81,7 +82,7 @@ def test_chart_values_name_the_built_images_and_the_infra_services() -> None:
     assert services["minio"]["spec"]["ports"][0]["port"] == 9000
     run = (KIND / "run.sh").read_text()
     for image in ("engine", "spark", "operator"):
-        assert f'"docker.io/streamshift/{image}:$VERSION"' in run  # loaded into the node
+        assert f'"localhost/streamshift/{image}:$VERSION"' in run  # loaded into the node
 
 
 def test_q5_and_every_protocols_migration_are_valid_resources() -> None:

@@ -18,7 +18,7 @@ import yaml
 
 from streamshift_engine.spark.session import SPARK_VERSION
 
-IMAGE = "streamshift/engine:0.1.0"
+IMAGE = "streamshift/spark:0.1.0"
 APP_FILE = "local:///opt/streamshift/engine-image/streamshift_engine/spark/cli.py"
 IMAGE_JARS_DIR = "/opt/streamshift/spark-jars"
 SERVICE_ACCOUNT = "streamshift-spark"
