@@ -140,17 +140,7 @@ def test_worker_is_back_within_30_s_of_a_broker_restart_with_exact_output(
         back = time.monotonic()
         before = watch.poll()
         produce(private, topic, bids.take(bids.ts >= cuts[1]), "json")
-        recovered_after = None
-        while time.monotonic() - back < RECOVERY_GOAL_S + 30:
-            pod.check()
-            committed = watch.poll()
-            if recovered_after is None and committed > before:
-                recovered_after = time.monotonic() - back
-            if committed >= len(expected):
-                break
-        assert recovered_after is not None, pod.logs()
-        print(f"worker back {recovered_after:.1f} s after the broker, {pod.restarts} restarts")
-        assert recovered_after <= RECOVERY_GOAL_S, pod.logs()
+        recovered(pod, watch, before, len(expected), back, "the broker")
         assert read_committed(private, out, len(expected), 10) == expected, pod.logs()
         assert answers_quickly(env, "/healthz") == 200
     finally:
@@ -192,18 +182,26 @@ def test_worker_rides_out_a_frozen_broker_with_exact_output(
         broker.thaw()
         back = time.monotonic()
         produce(private, topic, bids.take(bids.ts >= cut), "json")
-        recovered_after = None
-        while time.monotonic() - back < RECOVERY_GOAL_S + 30:
-            pod.check()
-            committed = watch.poll()
-            if recovered_after is None and committed > before:
-                recovered_after = time.monotonic() - back
-            if committed >= len(expected):
-                break
-        assert recovered_after is not None, pod.logs()
-        print(f"worker back {recovered_after:.1f} s after the thaw, {pod.restarts} restarts")
-        assert recovered_after <= RECOVERY_GOAL_S, pod.logs()
+        recovered(pod, watch, before, len(expected), back, "the thaw")
         assert read_committed(private, out, len(expected), 10) == expected, pod.logs()
     finally:
         watch.close()
         processes.kill_all()
+
+
+def recovered(
+    pod: Pod, watch: OutputWatch, before: int, expected: int, back: float, what: str
+) -> None:
+    """Wait until the committed output grows past `before` (the recovery, within the goal) and
+    then reaches `expected` results, restarting the worker like its pod if it exits."""
+    recovered_after = None
+    while time.monotonic() - back < RECOVERY_GOAL_S + 30:
+        pod.check()
+        committed = watch.poll()
+        if recovered_after is None and committed > before:
+            recovered_after = time.monotonic() - back
+        if committed >= expected:
+            break
+    assert recovered_after is not None, pod.logs()
+    print(f"worker back {recovered_after:.1f} s after {what}, {pod.restarts} restarts")
+    assert recovered_after <= RECOVERY_GOAL_S, pod.logs()
