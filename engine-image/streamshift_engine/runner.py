@@ -45,11 +45,10 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import orjson
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
-from streamshift_engine.events.wire import DeadLetter
+from streamshift_engine.events.wire import DeadLetter, dead_letters_of
 from streamshift_engine.operators.stream import RANK
 from streamshift_engine.pipeline import Pipeline
 from streamshift_engine.plan import compile
@@ -223,16 +222,7 @@ class Instance:
 
     def _dead(self, batch: Batch, reason: str) -> None:
         self.counters[reason] += len(batch)
-        rows = zip(
-            batch.partition.tolist(),
-            batch.offset.tolist(),
-            batch.ts.tolist(),
-            batch.rows(),
-            strict=True,
-        )
-        for partition, offset, ts, row in rows:
-            raw = orjson.dumps({"ts": ts, **row}, option=orjson.OPT_SERIALIZE_NUMPY)
-            self.dead_letters.append(DeadLetter(batch.source, partition, offset, reason, raw))
+        self.dead_letters += dead_letters_of(batch, reason)
 
     def mark_idle(self, input_name: str, partition: int) -> None:
         """Leave (input, partition) out of the watermark until its next record."""

@@ -93,9 +93,8 @@ PHASES = {
 }
 
 
-# Known flaky, open in the issue tracker: the parallel-track run's verification was once not
-# exact in 6 runs since the verifier counts extra results too (missing/extra not yet told
-# apart); one rerun keeps CI meaningful while it is found. Moving-state has not failed.
+# Flaky, open (issue "Exact where it runs"): the parallel-track run's verification is now and
+# then not exact, cause not yet found; one rerun until it is.
 @pytest.mark.flaky(reruns=1)
 @pytest.mark.parametrize("protocol", sorted(PHASES))
 def test_a_plan_change_changes_the_join_order_with_verified_exact_output(protocol: str) -> None:

@@ -89,6 +89,28 @@ class DeadLetter:
     raw: bytes
 
 
+def dead_letters_of(records: Batch, reason: str) -> list[DeadLetter]:
+    """Dead letters for decoded records, each its event time and fields as JSON (the worker
+    replaces them by the original record before it writes them)."""
+    rows = zip(
+        records.partition.tolist(),
+        records.offset.tolist(),
+        records.ts.tolist(),
+        records.rows(),
+        strict=True,
+    )
+    return [
+        DeadLetter(
+            records.source,
+            partition,
+            offset,
+            reason,
+            orjson.dumps({"ts": ts, **row}, option=orjson.OPT_SERIALIZE_NUMPY),
+        )
+        for partition, offset, ts, row in rows
+    ]
+
+
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while records are converted in bulk.

@@ -44,6 +44,7 @@ from streamshift_engine.migration.role import (
     parse_positions,
     partitions_of,
     position_key,
+    release_output_of,
     role_of,
 )
 from streamshift_engine.migration.split import keep_own_side
@@ -192,17 +193,10 @@ def _release_until(
     return {**report, "again": True}
 
 
-def _release_output(
-    roles: dict[str, Role], port: InstancePort, migration: str, body: dict[str, Any]
-) -> dict[str, Any]:
-    target = role_of(roles, migration, TrackTarget)
-    return target.release_output(port, parse_positions(dict(body.get("handed_over_at") or {})))
-
-
 ACTIONS: dict[str, RoleAction] = {
     "split": _split,
     "begin": _begin,
     "release-until": _release_until,
-    "release-output": _release_output,
+    "release-output": release_output_of(TrackTarget),
 }
 """The control actions of parallel track's roles (the worker's control API runs them by name)."""

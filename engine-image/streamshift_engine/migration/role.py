@@ -15,11 +15,9 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, ClassVar, TypeVar
 
-import orjson
-
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
-from streamshift_engine.events.wire import DeadLetter
+from streamshift_engine.events.wire import DeadLetter, dead_letters_of
 from streamshift_engine.migration.port import InstancePort, Position, positions_of
 
 R = TypeVar("R", bound="Role")
@@ -105,7 +103,7 @@ class HoldingTarget(Role):
             if is_moving(self.partitions, position) and len(batch):
                 early = batch.ts < floor
                 if early.any():
-                    self.held_letters += late_letters(batch.take(early))
+                    self.held_letters += dead_letters_of(batch.take(early), "late")
                     batch = batch.take(~early)
             kept[position] = batch
         return kept
@@ -160,6 +158,19 @@ def role_of(roles: dict[str, Role], migration: str, kind: type[R]) -> R:
     return role
 
 
+def release_output_of(kind: type[HoldingTarget]) -> RoleAction:
+    """The `release-output` action of a holding target of `kind`: its held output, with the
+    origin's hand-over offsets from the request."""
+
+    def release(
+        roles: dict[str, Role], port: InstancePort, migration: str, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        target = role_of(roles, migration, kind)
+        return target.release_output(port, parse_positions(dict(body.get("handed_over_at") or {})))
+
+    return release
+
+
 def partitions_of(body: dict[str, Any]) -> frozenset[int]:
     parts = body.get("partitions")
     if not parts:
@@ -183,23 +194,6 @@ def parse_positions(table: dict[str, int]) -> dict[Position, int]:
         name, _, partition = key.rpartition(":")
         parsed[(name, int(partition))] = int(offset)
     return parsed
-
-
-def late_letters(records: Batch) -> list[DeadLetter]:
-    """Dead letters (reason `late`) for records a role dropped below the time its side
-    starts at, in the form the engine gives a late record."""
-    rows = zip(records.offset.tolist(), records.ts.tolist(), records.rows(), strict=True)
-    partitions = records.partition.tolist()
-    return [
-        DeadLetter(
-            records.source,
-            partitions[i],
-            offset,
-            "late",
-            orjson.dumps({"ts": ts, **row}, option=orjson.OPT_SERIALIZE_NUMPY),
-        )
-        for i, (offset, ts, row) in enumerate(rows)
-    ]
 
 
 def read_by_target_only(

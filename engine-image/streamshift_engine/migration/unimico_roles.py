@@ -35,9 +35,9 @@ from streamshift_engine.migration.role import (
     Role,
     RoleAction,
     is_moving,
-    parse_positions,
     partitions_of,
     position_key,
+    release_output_of,
     role_of,
 )
 from streamshift_engine.migration.split import keep_own_side
@@ -236,17 +236,10 @@ def _activate(
     return role_of(roles, migration, UniMiCoTarget).activate(port, body)
 
 
-def _release_output(
-    roles: dict[str, Role], port: InstancePort, migration: str, body: dict[str, Any]
-) -> dict[str, Any]:
-    target = role_of(roles, migration, UniMiCoTarget)
-    return target.release_output(port, parse_positions(dict(body.get("handed_over_at") or {})))
-
-
 ACTIONS: dict[str, RoleAction] = {
     "begin": _begin,
     "handoff": _handoff,
     "activate": _activate,
-    "release-output": _release_output,
+    "release-output": release_output_of(UniMiCoTarget),
 }
 """The control actions of UniMiCo's roles (the worker's control API runs them by name)."""

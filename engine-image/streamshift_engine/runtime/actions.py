@@ -17,7 +17,7 @@ from typing import Any
 
 from streamshift_engine.migration import parallel_track_roles, unimico_roles
 from streamshift_engine.migration.port import Position
-from streamshift_engine.migration.role import Role, RoleAction, partitions_of
+from streamshift_engine.migration.role import Role, RoleAction, parse_positions, partitions_of
 from streamshift_engine.runtime import roles
 from streamshift_engine.runtime.moving_state_api import ACTIONS as MOVING_STATE_ASYNC
 from streamshift_engine.runtime.port import WorkerPort
@@ -62,13 +62,7 @@ def _port(port: object) -> WorkerPort:
 
 
 def _marker(raw: Mapping[str, int] | None) -> dict[Position, int] | None:
-    if raw is None:
-        return None
-    table = {}
-    for key, offset in raw.items():
-        name, _, partition = key.rpartition(":")
-        table[(name, int(partition))] = int(offset)
-    return table
+    return None if raw is None else parse_positions(dict(raw))
 
 
 def _optional(body: Mapping[str, Any]) -> list[int] | None:

@@ -97,8 +97,9 @@ class Worker:
 
     @phase.setter
     def phase(self, value: str) -> None:
-        self._phase = value
-        self.metrics.set_phase(value)
+        if value != self._phase:  # roles report their phase every step
+            self._phase = value
+            self.metrics.set_phase(value)
 
     def run(self) -> None:
         """Recover (unless holding for a migration) and loop until stopped."""
