@@ -21,39 +21,11 @@ from streamshift_engine.runner import Instance
 
 from engine import harness, references
 from engine.harness import Record, Run, canonical, partitioned_records, to_batch
-from engine.windows.test_window_aggregates import AGGREGATES, FIELDS, PARTITIONS
+from engine.plans import AGGREGATES, aggregate_plan
 
+PARTITIONS = 3
+FIELDS = {"k": st.integers(0, 3), "v": st.integers(-50, 50)}
 Letter = tuple[str, int, int, str]
-
-
-def disorder_plan(window: dict[str, Any], group_by: list[str], watermark: dict[str, Any]) -> Plan:
-    return parse_plan(
-        {
-            "name": "agg",
-            "inputs": [
-                {
-                    "name": "S",
-                    "time_field": "ts",
-                    "key_field": "k",
-                    "schema": {"ts": "int", "k": "int", "v": "int"},
-                    "watermark": watermark,
-                }
-            ],
-            "operators": [
-                {
-                    "id": "w",
-                    "type": "window_aggregate",
-                    "input": "S",
-                    "params": {
-                        "window": window,
-                        "group_by": group_by,
-                        "aggregates": [{"name": n, "fn": f, "field": x} for n, f, x in AGGREGATES],
-                    },
-                }
-            ],
-            "output": "w",
-        }
-    )
 
 
 def arrive_out_of_order(records: list[Record], jitter: int, late: float, seed: int) -> list[Record]:
@@ -169,7 +141,7 @@ def test_disordered_input_matches_the_reference_judge_straight_restored_and_spli
     watermark: dict[str, Any] = {"out_of_orderness": bound, "allowed_lateness": lateness}
     if max_future is not None:
         watermark["max_future"] = max_future
-    plan = disorder_plan(window, ["k"], watermark)
+    plan = aggregate_plan(window, ["k"], watermark)
     accepted, letters = judge(arrived, bound + lateness, max_future)
     if window["kind"] == "time":
         size, slide = window["size"], window["slide"]
@@ -184,7 +156,7 @@ def test_disordered_input_matches_the_reference_judge_straight_restored_and_spli
 
 
 def test_a_record_within_the_bound_is_not_late_and_waits_for_the_watermark() -> None:
-    plan = disorder_plan(
+    plan = aggregate_plan(
         {"kind": "time", "size": 1000, "slide": 1000}, [], {"out_of_orderness": 500}
     )
     instance = Instance(plan, [0])
@@ -201,7 +173,7 @@ def test_a_record_within_the_bound_is_not_late_and_waits_for_the_watermark() -> 
 
 
 def test_a_record_far_in_the_future_does_not_move_the_watermark() -> None:
-    plan = disorder_plan(
+    plan = aggregate_plan(
         {"kind": "time", "size": 1000, "slide": 1000},
         [],
         {"out_of_orderness": 500, "max_future": 60_000},
@@ -217,7 +189,7 @@ def test_a_record_far_in_the_future_does_not_move_the_watermark() -> None:
 
 
 def test_without_a_strategy_a_plan_keeps_the_strict_default() -> None:
-    plan = disorder_plan({"kind": "time", "size": 1000, "slide": 1000}, [], {})
+    plan = aggregate_plan({"kind": "time", "size": 1000, "slide": 1000}, [], {})
     assert plan.inputs[0].watermark.delay == 0 and plan.inputs[0].watermark.max_future is None
     instance = Instance(plan, [0])
     ts = [1000, 1200, 1100]
@@ -228,13 +200,13 @@ def test_without_a_strategy_a_plan_keeps_the_strict_default() -> None:
 
 def test_a_strategy_round_trips_through_the_plan_document() -> None:
     watermark = {"out_of_orderness": 2000, "allowed_lateness": 500, "max_future": 60_000}
-    plan = disorder_plan({"kind": "time", "size": 1000, "slide": 1000}, [], watermark)
+    plan = aggregate_plan({"kind": "time", "size": 1000, "slide": 1000}, [], watermark)
     assert plan.inputs[0].watermark == WatermarkSpec(2000, 500, None, 60_000)
     assert plan.inputs[0].watermark.delay == 2500
     document = plan_document(plan)
     assert document["inputs"][0]["watermark"] == watermark
     assert parse_plan(document) == plan
-    strict = disorder_plan({"kind": "time", "size": 1000, "slide": 1000}, [], {})
+    strict = aggregate_plan({"kind": "time", "size": 1000, "slide": 1000}, [], {})
     assert "watermark" not in plan_document(strict)["inputs"][0]
 
 
@@ -250,13 +222,13 @@ def test_a_strategy_round_trips_through_the_plan_document() -> None:
 )
 def test_a_bad_strategy_is_refused_naming_the_field(watermark: dict[str, Any], field: str) -> None:
     with pytest.raises(PlanError) as error:
-        disorder_plan({"kind": "time", "size": 1000, "slide": 1000}, [], watermark)
+        aggregate_plan({"kind": "time", "size": 1000, "slide": 1000}, [], watermark)
     assert error.value.field == field and error.value.node == "S"
 
 
 def test_carried_positions_continue_as_a_restored_snapshot_does() -> None:
     window = {"kind": "time", "size": 2000, "slide": 2000}
-    plan = disorder_plan(window, ["k"], {"out_of_orderness": 1500})
+    plan = aggregate_plan(window, ["k"], {"out_of_orderness": 1500})
     ts = [1000, 2500, 1200, 4000, 2600, 900, 5200, 3900, 6100, 4500, 7000, 5600, 2000, 8000]
     records = [Record("S", 0, o, t, {"k": 0, "v": o}) for o, t in enumerate(ts)]
     old = Instance(plan, [0])

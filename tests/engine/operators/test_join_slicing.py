@@ -17,20 +17,10 @@ from streamshift_engine.plan.model import Plan
 from streamshift_engine.runner import Instance
 
 from engine.harness import Record, partitioned_records, streams, to_batch
+from engine.plans import join_plan
 
 PARTITIONS = 2
 SCHEMA = {"ts": "int", "k": "int", "m": "int"}
-
-
-def join_plan(window: dict[str, Any]) -> Plan:
-    inputs = [{"name": n, "time_field": "ts", "key_field": "k", "schema": SCHEMA} for n in "ST"]
-    join = {
-        "id": "j",
-        "type": "window_join",
-        "inputs": ["S", "T"],
-        "params": {"window": window, "on": [["k", "k"]]},
-    }
-    return parse_plan({"name": "join", "inputs": inputs, "operators": [join], "output": "j"})
 
 
 def seed_q3() -> Plan:
@@ -49,8 +39,8 @@ def seed_q3() -> Plan:
 
 
 PLANS = {
-    "range": join_plan({"kind": "range", "size": 2_000}),
-    "rows": join_plan({"kind": "rows", "size": 2}),
+    "range": join_plan({"kind": "range", "size": 2_000}, SCHEMA),
+    "rows": join_plan({"kind": "rows", "size": 2}, SCHEMA),
     "seed-q3": seed_q3(),
     "tree": join_tree_plan("tree", (("S", "U"), "T"), 2_000, "k", SCHEMA),
 }

@@ -3,29 +3,16 @@ partition split at a random point."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streamshift_engine.plan import parse_plan
 
 from engine import references
 from engine.harness import Record, Run, canonical, partitioned_records
+from engine.plans import join_plan
 
 PARTITIONS = 2
 FIELDS = {"k": st.integers(0, 2), "v": st.integers(0, 9)}
 SCHEMA = {"ts": "int", "k": "int", "v": "int"}
-
-
-def join_plan(window: dict[str, Any]) -> Any:
-    inputs = [{"name": n, "time_field": "ts", "key_field": "k", "schema": SCHEMA} for n in "ST"]
-    join = {
-        "id": "j",
-        "type": "window_join",
-        "inputs": ["S", "T"],
-        "params": {"window": window, "on": [["k", "k"]]},
-    }
-    return parse_plan({"name": "join", "inputs": inputs, "operators": [join], "output": "j"})
 
 
 records = partitioned_records(["S", "T"], PARTITIONS, FIELDS, max_records=15)

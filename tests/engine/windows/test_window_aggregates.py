@@ -7,49 +7,13 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streamshift_engine.plan import parse_plan
 
 from engine import references
 from engine.harness import Run, canonical, partitioned_records
+from engine.plans import AGGREGATES, aggregate_plan
 
-AGGREGATES = [
-    ("n", "count", "v"),
-    ("total", "sum", "v"),
-    ("low", "min", "v"),
-    ("high", "max", "v"),
-    ("mean", "avg", "v"),
-]
 PARTITIONS = 3
 FIELDS = {"k": st.integers(0, 3), "v": st.integers(-50, 50)}
-
-
-def plan(window: dict[str, Any], group_by: list[str]) -> Any:
-    return parse_plan(
-        {
-            "name": "agg",
-            "inputs": [
-                {
-                    "name": "S",
-                    "time_field": "ts",
-                    "key_field": "k",
-                    "schema": {"ts": "int", "k": "int", "v": "int"},
-                }
-            ],
-            "operators": [
-                {
-                    "id": "w",
-                    "type": "window_aggregate",
-                    "input": "S",
-                    "params": {
-                        "window": window,
-                        "group_by": group_by,
-                        "aggregates": [{"name": n, "fn": f, "field": x} for n, f, x in AGGREGATES],
-                    },
-                }
-            ],
-            "output": "w",
-        }
-    )
 
 
 @settings(max_examples=50, deadline=None)
@@ -65,7 +29,7 @@ def test_time_windows_match_brute_force_and_survive_restore(
 ) -> None:
     size, slide = size_slide
     group_by = ["k"] if keyed else []
-    query = plan({"kind": "time", "size": size, "slide": slide}, group_by)
+    query = aggregate_plan({"kind": "time", "size": size, "slide": slide}, group_by)
     expected = references.time_windows("agg", records, size, slide, group_by, AGGREGATES)
     run = Run(query, records, chunk, range(PARTITIONS))
     assert canonical(run.straight()) == expected
@@ -87,7 +51,7 @@ def test_rows_windows_follow_the_merge_order(
 ) -> None:
     size, slide = size_slide
     group_by = ["k"] if keyed else []
-    query = plan({"kind": "rows", "size": size, "slide": slide}, group_by)
+    query = aggregate_plan({"kind": "rows", "size": size, "slide": slide}, group_by)
     expected = references.rows_windows("agg", records, ["S"], size, slide, group_by, AGGREGATES)
     run = Run(query, records, chunk, range(PARTITIONS))
     assert canonical(run.straight()) == expected
@@ -108,7 +72,7 @@ def test_session_windows_match_brute_force(
     records: list[Any], gap: int, keyed: bool, chunk: int, cut: int
 ) -> None:
     group_by = ["k"] if keyed else []
-    query = plan({"kind": "session", "gap": gap}, group_by)
+    query = aggregate_plan({"kind": "session", "gap": gap}, group_by)
     expected = references.sessions("agg", records, ["S"], gap, group_by, AGGREGATES)
     run = Run(query, records, chunk, range(PARTITIONS))
     assert canonical(run.straight()) == expected
@@ -144,7 +108,7 @@ def test_float_sums_do_not_depend_on_batch_cuts_or_restores(
     """Sums of floats are added left to right in merge order, bit for bit the same however the
     input is cut into batches and wherever a snapshot is restored."""
     group_by = ["k"] if keyed else []
-    query = plan(window, group_by)
+    query = aggregate_plan(window, group_by)
     one_by_one = _exact(Run(query, records, 1, range(PARTITIONS)).straight())
     run = Run(query, records, chunk, range(PARTITIONS))
     assert _exact(run.straight()) == one_by_one
