@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import strategies as st
 from streamshift_engine.plan import parse_plan
 from streamshift_engine.plan.model import Plan
 
@@ -16,6 +17,11 @@ AGGREGATES = [
     ("high", "max", "v"),
     ("mean", "avg", "v"),
 ]
+
+
+# The aggregate tests' input: partitions, and the fields' values as hypothesis draws them.
+PARTITIONS = 3
+FIELDS = {"k": st.integers(0, 3), "v": st.integers(-50, 50)}
 
 
 def aggregate_plan(

@@ -21,10 +21,8 @@ from streamshift_engine.runner import Instance
 
 from engine import harness, references
 from engine.harness import Record, Run, canonical, partitioned_records, to_batch
-from engine.plans import AGGREGATES, aggregate_plan
+from engine.plans import AGGREGATES, FIELDS, PARTITIONS, aggregate_plan
 
-PARTITIONS = 3
-FIELDS = {"k": st.integers(0, 3), "v": st.integers(-50, 50)}
 Letter = tuple[str, int, int, str]
 
 

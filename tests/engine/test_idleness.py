@@ -15,10 +15,10 @@ from streamshift_engine.runner import Instance
 
 from engine import references
 from engine.harness import Record, canonical, partitioned_records, streams, to_batch
-from engine.windows.test_window_aggregates import AGGREGATES, FIELDS, PARTITIONS, plan
+from engine.plans import AGGREGATES, FIELDS, PARTITIONS, aggregate_plan
 
 SIZE = 4000
-QUERY = plan({"kind": "time", "size": SIZE, "slide": SIZE}, ["k"])
+QUERY = aggregate_plan({"kind": "time", "size": SIZE, "slide": SIZE}, ["k"])
 IDLE = 2
 """The partition that is idle at first and, in some examples, wakes up later."""
 WAKE, TIMEOUT = 8, 5.0

@@ -10,10 +10,7 @@ from hypothesis import strategies as st
 
 from engine import references
 from engine.harness import Run, canonical, partitioned_records
-from engine.plans import AGGREGATES, aggregate_plan
-
-PARTITIONS = 3
-FIELDS = {"k": st.integers(0, 3), "v": st.integers(-50, 50)}
+from engine.plans import AGGREGATES, FIELDS, PARTITIONS, aggregate_plan
 
 
 @settings(max_examples=50, deadline=None)
