@@ -36,7 +36,7 @@ from typing import Any
 
 from kubernetes import client, config
 from streamshift_dev.workers import stack_env
-from streamshift_operator.pods import CONTROL_PORT
+from streamshift_operator.resources.pods import CONTROL_PORT
 
 from e2e.demo import feed
 

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from streamshift_operator.control import ControlClient
-from streamshift_operator.kube import Kube
+from streamshift_operator.clients.control_api import ControlClient
+from streamshift_operator.clients.kube import Kube
 
 DEFAULT_WORKER_IMAGE = "streamshift/engine:0.1.0"
 

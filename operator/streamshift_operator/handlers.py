@@ -16,14 +16,17 @@ from typing import Any
 
 import kopf
 
-from streamshift_operator import act, logs, migrate, query
+from streamshift_operator import logs
+from streamshift_operator.clients.kube import MIGRATIONS, STREAM_QUERIES
 from streamshift_operator.context import Context
-from streamshift_operator.kube import MIGRATIONS, STREAM_QUERIES
+from streamshift_operator.migration.reconciler import tick
 from streamshift_operator.models.common import GROUP, VERSION
 from streamshift_operator.models.migration import TERMINAL
 from streamshift_operator.models.streamquery import RetentionPolicy, StreamQuerySpec
-from streamshift_operator.pods import QueryIdentity
-from streamshift_operator.specdiff import DiffType, classify
+from streamshift_operator.resources.pods import QueryIdentity
+from streamshift_operator.streamquery import act
+from streamshift_operator.streamquery.reconciler import Problem, reconcile
+from streamshift_operator.streamquery.spec_diff import DiffType, classify
 from streamshift_operator.ticker import Ticker
 
 SQ = (GROUP, VERSION, STREAM_QUERIES)
@@ -81,8 +84,8 @@ def _namespace(namespace: str | None) -> str:
 
 async def _reconcile(memo: Any, namespace: str | None, name: str, diff: DiffType) -> None:
     try:
-        fresh = await query.reconcile(_ctx(memo), _namespace(namespace), name, diff)
-    except query.Problem as problem:
+        fresh = await reconcile(_ctx(memo), _namespace(namespace), name, diff)
+    except Problem as problem:
         if problem.permanent:
             raise kopf.PermanentError(problem.message) from None
         raise kopf.TemporaryError(problem.message, delay=10) from None
@@ -117,8 +120,8 @@ async def query_seen(
 
     async def observe() -> None:
         try:
-            await query.reconcile(ctx, ns, name, DiffType.IGNORE)
-        except query.Problem:
+            await reconcile(ctx, ns, name, DiffType.IGNORE)
+        except Problem:
             return  # recorded in status and as an Event
 
     _ticker(memo).start(key, observe, QUERY_TICK_S, initial_delay=1.0)
@@ -169,6 +172,6 @@ async def migration_seen(
     ctx, ns = _ctx(memo), _namespace(namespace)
 
     async def drive() -> bool:
-        return await migrate.tick(ctx, ns, name)
+        return await tick(ctx, ns, name)
 
     _ticker(memo).start(key, drive, MIGRATION_TICK_S)

@@ -4,9 +4,8 @@ Kopf's CLI sets up its stream handler with the level from `--verbose`/`--quiet` 
 operator starts; `structured()` (called at startup) sets it up again with kopf's JSON format at
 that same level, each line with the object it concerns (namespace and name) where there is one.
 The event handlers that drive the periodic ticks (`query_seen`, `migration_seen`) run on every
-watch event of their objects; kopf logs each success at INFO, which was most of the log (206 of
-245 lines in one run), so those success lines are dropped. Their failures, and every other
-handler's lines, stay.
+watch event of their objects; kopf logs each success at INFO, which would be most of the log, so
+those success lines are dropped. Their failures, and every other handler's lines, stay.
 """
 
 import logging

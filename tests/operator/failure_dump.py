@@ -15,7 +15,7 @@ from typing import Any
 from call_report import evidence_folder, read_topic
 from operator_stack import MIG, SQ, TOKEN, Cluster, Stack
 from streamshift_dev.workers import cache_dir
-from streamshift_operator.pods import CONTROL_PORT
+from streamshift_operator.resources.pods import CONTROL_PORT
 
 LOG_LINES = 400  # the end of each pod's log
 

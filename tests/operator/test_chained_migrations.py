@@ -7,11 +7,11 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any, cast
 
-from streamshift_operator import parallel_track, unimico
-from streamshift_operator.control import WorkerReport
+from streamshift_operator.clients.control_api import WorkerReport
+from streamshift_operator.migration.protocols import parallel_track, unimico
+from streamshift_operator.migration.run import Run
 from streamshift_operator.models.migration import AssignedInstance, MigrationStatus, Protocol
 from streamshift_operator.models.streamquery import InstanceStatus, StreamQueryStatus
-from streamshift_operator.run import Run
 
 
 class Workers:

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 import yaml
-from streamshift_operator.children import build_service
 from streamshift_operator.models.migration import MigrationSpec
 from streamshift_operator.models.streamquery import StreamQuerySpec
-from streamshift_operator.plancheck import check_plan
-from streamshift_operator.pods import QueryIdentity
+from streamshift_operator.resources.pods import QueryIdentity
+from streamshift_operator.streamquery.children import build_service
+from streamshift_operator.streamquery.plan_check import check_plan
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "helm/streamshift"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from streamshift_engine.cli import build_parser
-from streamshift_operator.pods import WORKER_COMMAND
+from streamshift_operator.resources.pods import WORKER_COMMAND
 from test_helm_chart import container, render
 
 REPO = Path(__file__).resolve().parents[2]

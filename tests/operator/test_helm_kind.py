@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from streamshift_operator.models.migration import MigrationSpec, Protocol
 from streamshift_operator.models.streamquery import StreamQuerySpec
-from streamshift_operator.plancheck import check_plan
+from streamshift_operator.streamquery.plan_check import check_plan
 from test_helm_chart import CHART, container, helm
 
 REPO = Path(__file__).resolve().parents[2]

@@ -30,7 +30,7 @@ from operator_stack import (
     stream_query,
     wait_for,
 )
-from streamshift_operator.topics import ensure_topics
+from streamshift_operator.clients.kafka_topics import ensure_topics
 from test_helm_chart import CHART, helm
 
 pytestmark = pytest.mark.stack

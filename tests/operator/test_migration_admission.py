@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime, timedelta
 
-from streamshift_operator.admission import Candidate, admitted
+from streamshift_operator.migration.admission_rule import Candidate, admitted
 from streamshift_operator.models.migration import Phase
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

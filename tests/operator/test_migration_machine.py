@@ -4,7 +4,7 @@ status it writes: stale fields cleared, conditions."""
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from streamshift_operator.machine import (
+from streamshift_operator.migration.phase_machine import (
     STEPS,
     Action,
     Decision,
@@ -13,6 +13,7 @@ from streamshift_operator.machine import (
     actions_of,
     transition,
 )
+from streamshift_operator.migration.status import migration_conditions, status_patch
 from streamshift_operator.models.common import Condition
 from streamshift_operator.models.migration import (
     TERMINAL,
@@ -23,7 +24,6 @@ from streamshift_operator.models.migration import (
     Timeouts,
     Verification,
 )
-from streamshift_operator.record import migration_conditions, status_patch
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 TIMEOUTS = Timeouts(preparing_seconds=60, protocol_step_seconds=30, finalizing_seconds=20)

@@ -6,14 +6,14 @@ from typing import Any
 import pytest
 from operator_specs import builtin_spec
 from streamshift_engine.plan import builtin, parse_plan
-from streamshift_operator import planchange
-from streamshift_operator.decide import initial_status
-from streamshift_operator.handover import replacing
+from streamshift_operator.migration import plan_change
+from streamshift_operator.migration.hand_over import replacing
+from streamshift_operator.migration.state_size import moving_instances
+from streamshift_operator.migration.status import cost, handover_patch
+from streamshift_operator.migration.target import Refused, resolve
 from streamshift_operator.models.migration import MigrationSpec, MigrationStatus, Phase, Protocol
 from streamshift_operator.models.streamquery import PlanSource, StreamQuerySpec
-from streamshift_operator.record import cost, handover_patch
-from streamshift_operator.statesize import moving_instances
-from streamshift_operator.target import Refused, resolve
+from streamshift_operator.streamquery.decide import initial_status
 
 
 def query(plan: str, sources: list[str], parallelism: int) -> StreamQuerySpec:
@@ -125,10 +125,10 @@ def test_auto_falls_back_to_moving_state_when_parallel_track_cannot_split_the_pl
 
 def test_a_moving_state_target_gets_the_origin_plan_as_a_plan_document() -> None:
     for name in ("nexmark-q5", "q3"):
-        document = planchange.document(PlanSource(builtin=name))
+        document = plan_change.document(PlanSource(builtin=name))
         assert parse_plan(document) == builtin(name)
     inline = {"name": "x", "inputs": [], "operators": [], "output": "x"}
-    assert planchange.document(PlanSource(inline=inline)) == inline
+    assert plan_change.document(PlanSource(inline=inline)) == inline
 
 
 def test_a_query_not_yet_placed_is_refused_until_placed() -> None:

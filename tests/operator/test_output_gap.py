@@ -11,7 +11,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 from operator_stack import read_stack
-from streamshift_operator.gap import longest_pause, measure, output_times
+from streamshift_operator.migration.output_gap import longest_pause, measure, output_times
 
 
 def test_the_longest_pause_counts_from_the_last_result_before_the_stretch() -> None:

@@ -3,7 +3,7 @@
 from typing import Any
 
 from streamshift_operator.models.streamquery import StreamQuerySpec
-from streamshift_operator.plancheck import check_plan
+from streamshift_operator.streamquery.plan_check import check_plan
 
 INLINE: dict[str, Any] = {
     "name": "big-bids",

@@ -7,10 +7,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 from operator_specs import q5_spec
-from streamshift_operator.assignment import assign
-from streamshift_operator.children import build_configmap, build_service
-from streamshift_operator.names import configmap_name, plan_digest, selector
-from streamshift_operator.pods import QueryIdentity, build_pod
+from streamshift_operator.resources.names import configmap_name, plan_digest, selector
+from streamshift_operator.resources.partition_assignment import assign
+from streamshift_operator.resources.pods import QueryIdentity, build_pod
+from streamshift_operator.streamquery.children import build_configmap, build_service
 
 QUERY = QueryIdentity(name="q5", namespace="team-a", uid="0b1c-uid")
 PLAN: dict[str, Any] = {"name": "nexmark-q5", "inputs": [], "output": "x"}

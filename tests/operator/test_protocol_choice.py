@@ -6,10 +6,10 @@ import pytest
 from operator_specs import builtin_spec
 from streamshift_engine.migration import capability
 from streamshift_engine.plan import builtin
-from streamshift_operator.decide import initial_status
+from streamshift_operator.migration.target import Refused, resolve
 from streamshift_operator.models.migration import MigrationSpec, Protocol
 from streamshift_operator.models.streamquery import StreamQuerySpec
-from streamshift_operator.target import Refused, resolve
+from streamshift_operator.streamquery.decide import initial_status
 
 SOURCES = {"q2": ["S"], "q3": ["S", "T"], "nexmark-q7": ["bid"], "smq": ["numbers"]}
 

@@ -3,10 +3,10 @@
 from datetime import UTC, datetime
 
 from operator_specs import q5_spec
-from streamshift_operator.control import WorkerReport
-from streamshift_operator.decide import initial_status
-from streamshift_operator.observe import PodView, QueryView
-from streamshift_operator.status import observed
+from streamshift_operator.clients.control_api import WorkerReport
+from streamshift_operator.streamquery.decide import initial_status
+from streamshift_operator.streamquery.observe import PodView, QueryView
+from streamshift_operator.streamquery.status import observed
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 SPEC = q5_spec(sources=[{"name": "bid", "topic": "bids", "partitions": 4}])

@@ -5,13 +5,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from operator_specs import q5_spec
-from streamshift_operator.control import Snapshot, WorkerReport
-from streamshift_operator.decide import follow_ups, initial_status, missing_pods
+from streamshift_operator.clients.control_api import Snapshot, WorkerReport
 from streamshift_operator.models.common import ConditionStatus
 from streamshift_operator.models.streamquery import StreamQueryStatus
-from streamshift_operator.observe import PodView, QueryView
-from streamshift_operator.specdiff import DiffType
-from streamshift_operator.status import conditions, degraded, observed
+from streamshift_operator.streamquery.decide import follow_ups, initial_status, missing_pods
+from streamshift_operator.streamquery.observe import PodView, QueryView
+from streamshift_operator.streamquery.spec_diff import DiffType
+from streamshift_operator.streamquery.status import conditions, degraded, observed
 
 T, F = ConditionStatus.TRUE, ConditionStatus.FALSE
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

@@ -2,7 +2,7 @@
 
 from operator_specs import q5_spec
 from streamshift_operator.models.streamquery import RetentionPolicy
-from streamshift_operator.specdiff import DiffType, classify
+from streamshift_operator.streamquery.spec_diff import DiffType, classify
 
 
 def test_the_order_is_ignore_rescale_plan_restart() -> None:

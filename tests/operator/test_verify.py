@@ -11,7 +11,13 @@ import pytest
 from streamshift_engine.events.wire import Schema, decode_json, encode_results_json
 from streamshift_engine.runner import Instance
 from streamshift_engine.runtime.projection import input_schemas, projected
-from streamshift_operator.outputdiff import Reference, compare, extent, plan_of, reference
+from streamshift_operator.migration.verification_diff import (
+    Reference,
+    compare,
+    extent,
+    plan_of,
+    reference,
+)
 
 WINDOW_MS = 1000
 SUMS = {

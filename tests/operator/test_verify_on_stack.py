@@ -15,9 +15,9 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 from operator_stack import read_stack
+from streamshift_operator.migration.verification import group_of, verify
 from streamshift_operator.models.streamquery import StreamQuerySpec
-from streamshift_operator.pods import QueryIdentity
-from streamshift_operator.verify import group_of, verify
+from streamshift_operator.resources.pods import QueryIdentity
 from test_verify import PARTITIONS, SUMS, _inputs, _worker_output
 
 pytestmark = pytest.mark.stack

@@ -1,6 +1,7 @@
 """Worker configuration from env (and optionally a YAML file named by STREAMSHIFT_CONFIG_FILE).
 
-The env names are the operator's pod contract (`streamshift_operator.pods._env`). The plan comes
+The env names are the operator's pod contract
+(`streamshift_operator.resources.pods._env`). The plan comes
 as text in STREAMSHIFT_PLAN (the ConfigMap's document: `{builtin: name}`, `{inline: {...}}` or a
 plan object) or from the file STREAMSHIFT_PLAN_FILE. Every problem raises `ConfigError` naming
 the setting to fix; env values override the file's. The worker runs the plan with its inputs

@@ -14,7 +14,7 @@ from streamshift_operator.crdgen.structural import Schema, structural
 from streamshift_operator.models.common import GROUP, VERSION, cel
 from streamshift_operator.models.migration import MigrationSpec, MigrationStatus
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
-from streamshift_operator.names import QUERY_NAME_MAX, QUERY_NAME_PATTERN
+from streamshift_operator.resources.names import QUERY_NAME_MAX, QUERY_NAME_PATTERN
 
 Column = tuple[str, str, str] | tuple[str, str, str, int]  # name, type, path[, priority]
 

@@ -10,8 +10,8 @@ from typing import Any
 from streamshift_operator.context import Context
 from streamshift_operator.models.migration import MigrationSpec
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
-from streamshift_operator.names import pod_name
-from streamshift_operator.observe import observe
+from streamshift_operator.resources.names import pod_name
+from streamshift_operator.streamquery.observe import observe
 
 
 def moving_instances(spec: MigrationSpec, placed: StreamQueryStatus) -> list[int]:

@@ -3,7 +3,7 @@
 The phase machine's state is the Migration's status, read afresh every tick and written with
 the resourceVersion it was read at, so a restarted operator (or a tick that lost a race) resumes
 exactly where the status stands. Admission marks the query's `status.activeMigration`; the
-hand-over (`handover`) writes the target placement into the query's status (and its parallelism
+hand-over (`hand_over`) writes the target placement into the query's status (and its parallelism
 and plan into the spec, as `kubectl scale` would); a terminal phase clears the mark and records
 the migration as the query's `status.lastMigration`.
 
@@ -18,12 +18,23 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from streamshift_operator import admit, events, gap
+from streamshift_operator.clients import events
+from streamshift_operator.clients.control_api import ControlError
+from streamshift_operator.clients.kube import MIGRATIONS, STREAM_QUERIES
 from streamshift_operator.context import Context
-from streamshift_operator.control import ControlError
-from streamshift_operator.handover import hand_over
-from streamshift_operator.kube import MIGRATIONS, STREAM_QUERIES
-from streamshift_operator.machine import Action, MachineState, Observation, actions_of, transition
+from streamshift_operator.migration import admission, output_gap
+from streamshift_operator.migration.hand_over import hand_over
+from streamshift_operator.migration.phase_machine import (
+    Action,
+    MachineState,
+    Observation,
+    actions_of,
+    transition,
+)
+from streamshift_operator.migration.phase_steps import perform
+from streamshift_operator.migration.run import Run
+from streamshift_operator.migration.status import migration_conditions, status_patch
+from streamshift_operator.migration.verification import verify
 from streamshift_operator.models.common import Condition
 from streamshift_operator.models.migration import (
     TERMINAL,
@@ -37,12 +48,8 @@ from streamshift_operator.models.streamquery import (
     StreamQuerySpec,
     StreamQueryStatus,
 )
-from streamshift_operator.observe import observe
-from streamshift_operator.pods import QueryIdentity
-from streamshift_operator.record import migration_conditions, status_patch
-from streamshift_operator.run import Run
-from streamshift_operator.steps import perform
-from streamshift_operator.verify import verify
+from streamshift_operator.resources.pods import QueryIdentity
+from streamshift_operator.streamquery.observe import observe
 
 CALLER_ACTIONS = frozenset({Action.HAND_OVER, Action.RECORD_COST, Action.VERIFY_OUTPUT})
 
@@ -62,7 +69,7 @@ async def tick(ctx: Context, namespace: str, name: str) -> bool:
         status.phase_history.append(PhaseRecord(phase=status.phase, entered_at=now))
     query = await ctx.kube.get(STREAM_QUERIES, namespace, spec.query_ref.name)
     if status.phase is Phase.QUEUED:
-        obs = await admit.queued(ctx, name, spec, status, query, now)
+        obs = await admission.queued(ctx, name, spec, status, query, now)
     else:
         obs = await _step(ctx, name, spec, status, query, now)
     state = MachineState(
@@ -103,7 +110,7 @@ async def tick(ctx: Context, namespace: str, name: str) -> bool:
         say(body, "Verified" if check.exact else "NotExact", check.message or str(check.exact))
     if decision.phase in TERMINAL and query is not None:
         await _record_on_query(ctx, query, name, status)
-        await admit.release(ctx, query, name)
+        await admission.release(ctx, query, name)
     return moved and decision.phase not in TERMINAL
 
 
@@ -160,7 +167,7 @@ async def _step(
         done = await hand_over(ctx, query, spec, status)
     recorded = status.cost.duration_seconds is not None
     if done and Action.RECORD_COST in actions and not recorded:
-        done = await gap.record(run, status, now)
+        done = await output_gap.record(run, status, now)
     if done and Action.VERIFY_OUTPUT in actions and status.verification is None:
         done = await _verify(run, status)
     return Observation(now=now, done=done)

@@ -22,8 +22,8 @@ the events an origin read from the target's offsets on are processed by both.
 
 from typing import Any
 
-from streamshift_operator.run import Run
-from streamshift_operator.unimico import origin_of, role_report
+from streamshift_operator.migration.protocols.unimico import origin_of, role_report
+from streamshift_operator.migration.run import Run
 
 
 async def _splits(run: Run) -> dict[str, dict[str, Any]]:

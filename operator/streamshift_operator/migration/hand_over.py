@@ -3,7 +3,7 @@
 First the spec, as a user would write it: `parallelism` (as `kubectl scale` would) and, for a
 plan change, `plan`, so the spec says what runs and the query's reconciler sees no difference
 to migrate back (a Migration the operator made from a spec change finds the spec as it is).
-Then the status (`handover.patch`): epoch, instances and the plan the targets run, written with
+Then the status (`handover_patch`): epoch, instances and the plan the targets run, written with
 the resourceVersion read, so the hand-over happens once; a lost race is tried on the next tick.
 Both are JSON merge patches: `replacing` nulls what the old value had and the new one lacks
 (a plan going from `inline` to `builtin`, or an inline plan losing a field).
@@ -11,11 +11,11 @@ Both are JSON merge patches: `replacing` nulls what the old value had and the ne
 
 from typing import Any
 
+from streamshift_operator.clients.kube import STREAM_QUERIES
 from streamshift_operator.context import Context
-from streamshift_operator.kube import STREAM_QUERIES
+from streamshift_operator.migration.status import handover_patch
 from streamshift_operator.models.migration import MigrationSpec, MigrationStatus
 from streamshift_operator.models.streamquery import StreamQueryStatus
-from streamshift_operator.record import handover_patch
 
 
 def replacing(old: Any, new: Any) -> Any:

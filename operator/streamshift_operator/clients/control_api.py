@@ -1,4 +1,4 @@
-"""A small typed async client of the workers' control API (`streamshift worker`, issue 5).
+"""A small typed async client of the workers' control API (`streamshift worker`).
 
 Every request carries the query's control token as a bearer token. `status` returns None when
 the worker cannot be reached yet (a pod still starting), so observation never fails on one
@@ -11,7 +11,7 @@ from typing import Any
 
 import aiohttp
 
-from streamshift_operator.pods import CONTROL_PORT
+from streamshift_operator.resources.pods import CONTROL_PORT
 
 TIMEOUT = aiohttp.ClientTimeout(total=3.0)
 

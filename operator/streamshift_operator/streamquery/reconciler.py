@@ -11,18 +11,19 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from streamshift_operator import act, events, status
+from streamshift_operator.clients import events
+from streamshift_operator.clients.kafka_topics import TopicError
+from streamshift_operator.clients.kube import MIGRATIONS, STREAM_QUERIES
 from streamshift_operator.context import Context
-from streamshift_operator.decide import follow_ups, initial_status, missing_pods
-from streamshift_operator.kube import MIGRATIONS, STREAM_QUERIES
 from streamshift_operator.models.common import SecretKeyRef
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
-from streamshift_operator.names import selector
-from streamshift_operator.observe import QueryView, observe
-from streamshift_operator.plancheck import check_plan
-from streamshift_operator.pods import QueryIdentity
-from streamshift_operator.specdiff import DiffType
-from streamshift_operator.topics import TopicError
+from streamshift_operator.resources.names import selector
+from streamshift_operator.resources.pods import QueryIdentity
+from streamshift_operator.streamquery import act, status
+from streamshift_operator.streamquery.decide import follow_ups, initial_status, missing_pods
+from streamshift_operator.streamquery.observe import QueryView, observe
+from streamshift_operator.streamquery.plan_check import check_plan
+from streamshift_operator.streamquery.spec_diff import DiffType
 
 
 class Problem(Exception):

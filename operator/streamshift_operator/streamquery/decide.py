@@ -9,13 +9,13 @@ handler creates nothing twice.
 
 from typing import Any
 
-from streamshift_operator.assignment import assign
 from streamshift_operator.models.common import API_VERSION
 from streamshift_operator.models.migration import TERMINAL, Phase
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
-from streamshift_operator.names import pod_name
-from streamshift_operator.observe import QueryView
-from streamshift_operator.specdiff import DiffType
+from streamshift_operator.resources.names import pod_name
+from streamshift_operator.resources.partition_assignment import assign
+from streamshift_operator.streamquery.observe import QueryView
+from streamshift_operator.streamquery.spec_diff import DiffType
 
 
 def initial_status(spec: StreamQuerySpec) -> StreamQueryStatus:

@@ -1,7 +1,7 @@
 """Admission of a Queued Migration, and the query's mark of its active migration.
 
 A Migration leaves Queued when its query exists and is placed, no other migration of the query
-is active, `admission.admitted` picks it, its target resolves (or the refusal fails it; `auto`
+is active, `admission_rule.admitted` picks it, its target resolves (or the refusal fails it; `auto`
 chooses with the state size the moving instances' workers report), and the query's
 `status.activeMigration` names it: written with the resourceVersion read, so two migrations
 never both win. A terminal migration clears the mark if it still names it.
@@ -10,14 +10,14 @@ never both win. A terminal migration clears the mark if it still names it.
 from datetime import datetime
 from typing import Any
 
-from streamshift_operator.admission import Candidate, admitted
+from streamshift_operator.clients.kube import MIGRATIONS, STREAM_QUERIES
 from streamshift_operator.context import Context
-from streamshift_operator.kube import MIGRATIONS, STREAM_QUERIES
-from streamshift_operator.machine import Observation
+from streamshift_operator.migration.admission_rule import Candidate, admitted
+from streamshift_operator.migration.phase_machine import Observation
+from streamshift_operator.migration.state_size import observed_state_bytes
+from streamshift_operator.migration.target import Refused, resolve
 from streamshift_operator.models.migration import MigrationSpec, MigrationStatus, Phase, Protocol
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
-from streamshift_operator.statesize import observed_state_bytes
-from streamshift_operator.target import Refused, resolve
 
 
 async def queued(

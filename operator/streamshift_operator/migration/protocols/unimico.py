@@ -19,8 +19,8 @@ from typing import Any
 
 from streamshift_engine.migration.unimico_roles import start_of
 
-from streamshift_operator.control import ControlError
-from streamshift_operator.run import Run
+from streamshift_operator.clients.control_api import ControlError
+from streamshift_operator.migration.run import Run
 
 # What a target activates with: the time split `A`, or a ROWS boundary with its discard.
 SPLIT = ("activation", "boundary", "discard", "history_complete")
@@ -54,7 +54,7 @@ def origin_of(run: Run, partitions: list[int]) -> str:
 
 
 async def drain_origin(run: Run) -> bool:
-    """Hand off at each origin's split; release a target's output once its origin is done."""
+    """Call `handoff` at each origin's split; release a target's output once its origin is done."""
     start = _start(run)
     if start is None:
         raise ControlError("the targets' ts_start is gone: a target restarted", 409)

@@ -1,6 +1,6 @@
 """A plan source as the engine's plan, and as the document a moving-state target restores the
 origin's states with. Which protocol can carry one plan into another is the engine's
-`migration.capability`. The engine's plan modules are imported lazily, as in `plancheck`.
+`migration.capability`. The engine's plan modules are imported lazily, as in `plan_check`.
 """
 
 from typing import TYPE_CHECKING, Any

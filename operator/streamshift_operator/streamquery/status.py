@@ -18,8 +18,8 @@ from streamshift_operator.models.streamquery import (
     SnapshotRef,
     StreamQueryStatus,
 )
-from streamshift_operator.names import pod_name
-from streamshift_operator.observe import QueryView
+from streamshift_operator.resources.names import pod_name
+from streamshift_operator.streamquery.observe import QueryView
 
 T, F = ConditionStatus.TRUE, ConditionStatus.FALSE
 

@@ -1,5 +1,5 @@
 """The verifier's pure half: the reference run over input records, and its comparison with the
-output records. No Kafka here (`verify` reads the topics), so every failure is unit-testable.
+output records. No Kafka here (`verification` reads the topics), so every failure is unit-testable.
 
 The reference decodes input exactly as a worker does: the plan a worker runs is
 `projected(plan)` and its decoder's schemas are `input_schemas(plan)` (the fields the plan reads;

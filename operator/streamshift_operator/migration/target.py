@@ -21,11 +21,11 @@ from typing import Any
 from streamshift_engine.migration import capability
 from streamshift_engine.plan.model import Plan
 
-from streamshift_operator import planchange
-from streamshift_operator.assignment import assign
+from streamshift_operator.migration import plan_change
 from streamshift_operator.models.migration import AssignedInstance, MigrationSpec, Protocol
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
-from streamshift_operator.plancheck import check_plan
+from streamshift_operator.resources.partition_assignment import assign
+from streamshift_operator.streamquery.plan_check import check_plan
 
 # Protocols that hand each target over from exactly one origin.
 ONE_ORIGIN = frozenset({Protocol.UNIMICO, Protocol.PARALLEL_TRACK})
@@ -77,7 +77,7 @@ def resolve(
     report = check_plan(query.model_copy(update={"plan": plan, "parallelism": count}))
     if report.problems or report.plan is None:
         raise Refused(f"the target plan is invalid: {report.message}")
-    old, new = planchange.resolve(placed.plan), report.plan
+    old, new = plan_change.resolve(placed.plan), report.plan
     ranges = assign(partitions, count)
     split = _split_targets(placed, ranges)
     if spec.protocol is Protocol.AUTO:

@@ -21,9 +21,9 @@ from datetime import datetime
 
 from confluent_kafka import Consumer, TopicPartition
 
+from streamshift_operator.migration.run import Run
+from streamshift_operator.migration.status import cost, entered
 from streamshift_operator.models.migration import MigrationStatus, Phase
-from streamshift_operator.record import cost, entered
-from streamshift_operator.run import Run
 
 TIMEOUT_S = 10.0
 QUIET_S = 1.0

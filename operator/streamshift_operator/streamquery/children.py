@@ -4,14 +4,14 @@ from typing import Any
 
 import yaml
 
-from streamshift_operator.names import (
+from streamshift_operator.resources.names import (
     MANAGED_BY,
     configmap_name,
     owner_reference,
     selector_labels,
     service_name,
 )
-from streamshift_operator.pods import CONTROL_PORT, PLAN_FILE, QueryIdentity
+from streamshift_operator.resources.pods import CONTROL_PORT, PLAN_FILE, QueryIdentity
 
 
 def build_configmap(query: QueryIdentity, plan: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Build one worker Pod of a StreamQuery instance (a plain manifest dict, nothing sent).
 
-The env below is the contract with the worker runtime (`streamshift worker`, issue 5): the
+The env below is the contract with the worker runtime (`streamshift worker`): the
 instance's identity and partitions, the plan document from the plan's ConfigMap (env
 `STREAMSHIFT_PLAN` by `configMapKeyRef`: the local node agent runs no volumes), the topics,
 the snapshot store with its credentials and the control-API token taken from Secrets
@@ -17,7 +17,7 @@ from typing import Any
 
 from streamshift_operator.models.common import SecretKeyRef
 from streamshift_operator.models.streamquery import StreamQuerySpec
-from streamshift_operator.names import (
+from streamshift_operator.resources.names import (
     configmap_name,
     owner_reference,
     pod_labels,

@@ -2,7 +2,7 @@
 (docs/control-api.openapi.yaml), in the order of the runtime's own stack test.
 
 1. PausingOrigin: every origin pod `pause`s its partitions at the current positions (the
-   markers) and drains to them (`steps.pause_origin`).
+   markers) and drains to them (`phase_steps.pause_origin`).
 2. MovingState: each target `begin`s with `protocol: moving-state` and, per origin holding some
    of its partitions, that origin's control address and those partitions; for a plan change
    also `origin_plan`, the plan the origins run (the target runs its own, from its ConfigMap).
@@ -19,8 +19,8 @@ the target was still pulling) gets the first call's answer.
 
 from typing import Any
 
-from streamshift_operator import planchange
-from streamshift_operator.run import Run
+from streamshift_operator.migration import plan_change
+from streamshift_operator.migration.run import Run
 
 
 def _origins(run: Run, partitions: list[int]) -> list[dict[str, Any]]:
@@ -39,7 +39,7 @@ def _origin_plan(run: Run) -> dict[str, Any]:
     origin = run.placed.plan
     if origin is None or origin.wire() == run.plan:
         return {}
-    return {"origin_plan": planchange.document(origin)}
+    return {"origin_plan": plan_change.document(origin)}
 
 
 async def move_states(run: Run) -> bool:

@@ -8,9 +8,9 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from streamshift_operator.control import ControlClient, WorkerReport
-from streamshift_operator.kube import Kube
-from streamshift_operator.names import LABEL_EPOCH, LABEL_INSTANCE, selector_labels
+from streamshift_operator.clients.control_api import ControlClient, WorkerReport
+from streamshift_operator.clients.kube import Kube
+from streamshift_operator.resources.names import LABEL_EPOCH, LABEL_INSTANCE, selector_labels
 
 
 @dataclass(frozen=True)

@@ -36,32 +36,33 @@ class Action(StrEnum):
     RESUME_ORIGIN = "ResumeOrigin"
 
 
-P = Phase
-A = Action
-
 # The protocol steps between Preparing and HandingOver, in order.
 STEPS: dict[Protocol, tuple[Phase, ...]] = {
-    Protocol.UNIMICO: (P.AWAITING_START_TIMESTAMP, P.DRAINING_ORIGIN),
-    Protocol.PARALLEL_TRACK: (P.TRACKING_IN_PARALLEL, P.DRAINING_ORIGIN),
-    Protocol.MOVING_STATE: (P.PAUSING_ORIGIN, P.MOVING_STATE, P.RECOMPUTING),
-    Protocol.STATE_TRANSFER: (P.PAUSING_AT_MARKER, P.TRANSFERRING_STATE),
-    Protocol.SAVEPOINT_RESTART: (P.STOPPING_WITH_SNAPSHOT, P.STARTING_TARGET, P.RESTORING),
+    Protocol.UNIMICO: (Phase.AWAITING_START_TIMESTAMP, Phase.DRAINING_ORIGIN),
+    Protocol.PARALLEL_TRACK: (Phase.TRACKING_IN_PARALLEL, Phase.DRAINING_ORIGIN),
+    Protocol.MOVING_STATE: (Phase.PAUSING_ORIGIN, Phase.MOVING_STATE, Phase.RECOMPUTING),
+    Protocol.STATE_TRANSFER: (Phase.PAUSING_AT_MARKER, Phase.TRANSFERRING_STATE),
+    Protocol.SAVEPOINT_RESTART: (
+        Phase.STOPPING_WITH_SNAPSHOT,
+        Phase.STARTING_TARGET,
+        Phase.RESTORING,
+    ),
 }
 
 _ACTIONS: dict[Phase, tuple[Action, ...]] = {
-    P.AWAITING_START_TIMESTAMP: (A.BEGIN_ROLES, A.COLLECT_START_TIMESTAMP),
-    P.TRACKING_IN_PARALLEL: (A.BEGIN_ROLES, A.RUN_TARGET_FROM_SPLIT),
-    P.DRAINING_ORIGIN: (A.DRAIN_ORIGIN,),
-    P.PAUSING_ORIGIN: (A.BEGIN_ROLES, A.PAUSE_ORIGIN),
-    P.MOVING_STATE: (A.MOVE_MATCHED_STATE,),
-    P.RECOMPUTING: (A.RECOMPUTE_UNMATCHED,),
-    P.PAUSING_AT_MARKER: (A.BEGIN_ROLES, A.PAUSE_AT_MARKER),
-    P.TRANSFERRING_STATE: (A.SNAPSHOT_ORIGIN, A.RESTORE_TARGET),
-    P.STOPPING_WITH_SNAPSHOT: (A.SNAPSHOT_ORIGIN, A.STOP_ORIGIN),
-    P.STARTING_TARGET: (A.START_TARGET_PODS,),
-    P.RESTORING: (A.RESTORE_TARGET,),
-    P.HANDING_OVER: (A.HAND_OVER,),
-    P.ROLLING_BACK: (A.DELETE_TARGET_PODS, A.RESUME_ORIGIN),
+    Phase.AWAITING_START_TIMESTAMP: (Action.BEGIN_ROLES, Action.COLLECT_START_TIMESTAMP),
+    Phase.TRACKING_IN_PARALLEL: (Action.BEGIN_ROLES, Action.RUN_TARGET_FROM_SPLIT),
+    Phase.DRAINING_ORIGIN: (Action.DRAIN_ORIGIN,),
+    Phase.PAUSING_ORIGIN: (Action.BEGIN_ROLES, Action.PAUSE_ORIGIN),
+    Phase.MOVING_STATE: (Action.MOVE_MATCHED_STATE,),
+    Phase.RECOMPUTING: (Action.RECOMPUTE_UNMATCHED,),
+    Phase.PAUSING_AT_MARKER: (Action.BEGIN_ROLES, Action.PAUSE_AT_MARKER),
+    Phase.TRANSFERRING_STATE: (Action.SNAPSHOT_ORIGIN, Action.RESTORE_TARGET),
+    Phase.STOPPING_WITH_SNAPSHOT: (Action.SNAPSHOT_ORIGIN, Action.STOP_ORIGIN),
+    Phase.STARTING_TARGET: (Action.START_TARGET_PODS,),
+    Phase.RESTORING: (Action.RESTORE_TARGET,),
+    Phase.HANDING_OVER: (Action.HAND_OVER,),
+    Phase.ROLLING_BACK: (Action.DELETE_TARGET_PODS, Action.RESUME_ORIGIN),
 }
 
 
@@ -92,22 +93,22 @@ class Decision:
 
 def actions_of(phase: Phase, protocol: Protocol | None, verify: bool) -> tuple[Action, ...]:
     """What the act layer must ensure while the migration stands in `phase`."""
-    if phase is P.PREPARING:
+    if phase is Phase.PREPARING:
         # savepoint-restart is the baseline: its target starts only after the origin stopped.
-        return () if protocol is Protocol.SAVEPOINT_RESTART else (A.START_TARGET_PODS,)
-    if phase is P.FINALIZING:
-        tail = (A.VERIFY_OUTPUT, A.RECORD_COST) if verify else (A.RECORD_COST,)
-        return (A.DELETE_ORIGIN_PODS, *tail)
+        return () if protocol is Protocol.SAVEPOINT_RESTART else (Action.START_TARGET_PODS,)
+    if phase is Phase.FINALIZING:
+        tail = (Action.VERIFY_OUTPUT, Action.RECORD_COST) if verify else (Action.RECORD_COST,)
+        return (Action.DELETE_ORIGIN_PODS, *tail)
     return _ACTIONS.get(phase, ())
 
 
 def timeout_seconds(phase: Phase, timeouts: Timeouts) -> int | None:
     """The phase's time limit from spec.timeouts; Queued and terminal phases have none."""
-    if phase is P.QUEUED or phase in TERMINAL:
+    if phase is Phase.QUEUED or phase in TERMINAL:
         return None
-    if phase is P.PREPARING:
+    if phase is Phase.PREPARING:
         return timeouts.preparing_seconds
-    if phase in (P.FINALIZING, P.ROLLING_BACK):
+    if phase in (Phase.FINALIZING, Phase.ROLLING_BACK):
         return timeouts.finalizing_seconds
     return timeouts.protocol_step_seconds
 
@@ -117,39 +118,39 @@ def transition(state: MachineState, obs: Observation, timeouts: Timeouts) -> Dec
     phase = state.phase
     if phase in TERMINAL:
         return Decision(phase, ())
-    if phase is P.QUEUED:
+    if phase is Phase.QUEUED:
         return _from_queued(state, obs)
     timeout = _timed_out(state, obs, timeouts)
-    if phase is P.ROLLING_BACK:
+    if phase is Phase.ROLLING_BACK:
         if obs.done:
-            return _enter(P.ROLLED_BACK, state, "rolled back: the origin runs as before")
+            return _enter(Phase.ROLLED_BACK, state, "rolled back: the origin runs as before")
         if timeout is not None:
-            return _enter(P.FAILED, state, f"rollback did not finish: {timeout}")
+            return _enter(Phase.FAILED, state, f"rollback did not finish: {timeout}")
         return _enter(phase, state, obs.failure)  # a failing rollback step is retried
     failure = obs.failure or timeout
-    if phase is P.FINALIZING:
+    if phase is Phase.FINALIZING:
         if failure is not None:
-            return _enter(P.FAILED, state, f"after hand-off: {failure}")
-        return _enter(P.SUCCEEDED, state, None) if obs.done else _enter(phase, state, None)
+            return _enter(Phase.FAILED, state, f"after hand-off: {failure}")
+        return _enter(Phase.SUCCEEDED, state, None) if obs.done else _enter(phase, state, None)
     if failure is not None:
-        return _enter(P.ROLLING_BACK, state, f"{phase}: {failure}")
+        return _enter(Phase.ROLLING_BACK, state, f"{phase}: {failure}")
     return _enter(_next(state), state, None) if obs.done else _enter(phase, state, None)
 
 
 def _from_queued(state: MachineState, obs: Observation) -> Decision:
     if obs.failure is not None:
-        return _enter(P.FAILED, state, obs.failure)
+        return _enter(Phase.FAILED, state, obs.failure)
     if not obs.admitted:
-        return Decision(P.QUEUED, (), "waiting for the query's active migration to finish")
+        return Decision(Phase.QUEUED, (), "waiting for the query's active migration to finish")
     if state.protocol is None or state.protocol is Protocol.AUTO:
         raise ValueError("a migration is admitted only with its protocol resolved")
-    return _enter(P.PREPARING, state, None)
+    return _enter(Phase.PREPARING, state, None)
 
 
 def _next(state: MachineState) -> Phase:
     if state.protocol is None or state.protocol is Protocol.AUTO:
         raise ValueError(f"phase {state.phase} needs a resolved protocol")
-    order = (P.PREPARING, *STEPS[state.protocol], P.HANDING_OVER, P.FINALIZING)
+    order = (Phase.PREPARING, *STEPS[state.protocol], Phase.HANDING_OVER, Phase.FINALIZING)
     return order[order.index(state.phase) + 1]
 
 

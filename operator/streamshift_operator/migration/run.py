@@ -3,13 +3,13 @@
 from dataclasses import dataclass, field
 from typing import Any
 
+from streamshift_operator.clients.control_api import ControlClient, ControlError
 from streamshift_operator.context import Context
-from streamshift_operator.control import ControlClient, ControlError
 from streamshift_operator.models.migration import MigrationStatus
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
-from streamshift_operator.names import pod_name
-from streamshift_operator.observe import QueryView
-from streamshift_operator.pods import CONTROL_PORT, QueryIdentity
+from streamshift_operator.resources.names import pod_name
+from streamshift_operator.resources.pods import CONTROL_PORT, QueryIdentity
+from streamshift_operator.streamquery.observe import QueryView
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Perform a Migration phase's actions (machine.py's `Action`s) against pods and workers.
+"""Perform a Migration phase's actions (phase_machine.py's `Action`s) against pods and workers.
 
 Each step is idempotent and reports whether it is complete: pods are created if missing and
 deleted if present, and worker role calls are keyed by the migration's name, so a worker answers
@@ -10,15 +10,14 @@ worker is only "not yet", bounded by the phase's timeout.
 
 from collections.abc import Awaitable, Callable
 
-from streamshift_operator import act, moving_state, parallel_track, unimico
-from streamshift_operator.control import ControlError
-from streamshift_operator.machine import Action
+from streamshift_operator.clients.control_api import ControlError
+from streamshift_operator.migration.phase_machine import Action
+from streamshift_operator.migration.protocols import moving_state, parallel_track, unimico
+from streamshift_operator.migration.run import Run
 from streamshift_operator.models.migration import Protocol
-from streamshift_operator.names import pod_name
-from streamshift_operator.pods import build_pod
-from streamshift_operator.run import Run
-
-A = Action
+from streamshift_operator.resources.names import pod_name
+from streamshift_operator.resources.pods import build_pod
+from streamshift_operator.streamquery import act
 
 
 async def drain_origin(run: Run) -> bool:
@@ -146,19 +145,19 @@ async def resume_origin(run: Run) -> bool:
 
 
 STEPS: dict[Action, Callable[[Run], Awaitable[bool]]] = {
-    A.START_TARGET_PODS: start_targets,
-    A.BEGIN_ROLES: begin_roles,
-    A.PAUSE_AT_MARKER: pause_origin,
-    A.PAUSE_ORIGIN: pause_origin,
-    A.MOVE_MATCHED_STATE: moving_state.move_states,
-    A.RECOMPUTE_UNMATCHED: moving_state.recompute,
-    A.SNAPSHOT_ORIGIN: snapshot_origin,
-    A.STOP_ORIGIN: stop_origin,
-    A.RESTORE_TARGET: restore_target,
-    A.DELETE_ORIGIN_PODS: retire_origin,
-    A.DELETE_TARGET_PODS: lambda run: delete_pods(run, run.status.target_epoch),
-    A.RESUME_ORIGIN: resume_origin,
-    A.COLLECT_START_TIMESTAMP: unimico.collect_start,
-    A.DRAIN_ORIGIN: drain_origin,
-    A.RUN_TARGET_FROM_SPLIT: parallel_track.run_targets_from_split,
+    Action.START_TARGET_PODS: start_targets,
+    Action.BEGIN_ROLES: begin_roles,
+    Action.PAUSE_AT_MARKER: pause_origin,
+    Action.PAUSE_ORIGIN: pause_origin,
+    Action.MOVE_MATCHED_STATE: moving_state.move_states,
+    Action.RECOMPUTE_UNMATCHED: moving_state.recompute,
+    Action.SNAPSHOT_ORIGIN: snapshot_origin,
+    Action.STOP_ORIGIN: stop_origin,
+    Action.RESTORE_TARGET: restore_target,
+    Action.DELETE_ORIGIN_PODS: retire_origin,
+    Action.DELETE_TARGET_PODS: lambda run: delete_pods(run, run.status.target_epoch),
+    Action.RESUME_ORIGIN: resume_origin,
+    Action.COLLECT_START_TIMESTAMP: unimico.collect_start,
+    Action.DRAIN_ORIGIN: drain_origin,
+    Action.RUN_TARGET_FROM_SPLIT: parallel_track.run_targets_from_split,
 }

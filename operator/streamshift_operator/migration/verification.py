@@ -2,7 +2,7 @@
 
 The output is the sink topic read `read_committed`; the reference is the engine's in-process
 `Instance` over every input record (Kafka offsets as event order), decoded as the workers decode
-(`outputdiff`). The comparison covers the whole output: every result final at or below
+(`verification_diff`). The comparison covers the whole output: every result final at or below
 `bound`, the smaller of the reference's watermark and the watermark the workers committed with
 their output (the offset metadata `event_offset:watermark` of the query's consumer group on
 every source partition: the output is complete up to it). It is read in that order, commits,
@@ -26,10 +26,10 @@ from confluent_kafka import Consumer, TopicPartition
 from streamshift_engine.plan.model import Plan
 from streamshift_engine.runtime.source import committed_offsets
 
+from streamshift_operator.migration.verification_diff import compare, extent, plan_of, reference
 from streamshift_operator.models.migration import Verification
 from streamshift_operator.models.streamquery import StreamQuerySpec
-from streamshift_operator.outputdiff import compare, extent, plan_of, reference
-from streamshift_operator.pods import QueryIdentity
+from streamshift_operator.resources.pods import QueryIdentity
 
 TIMEOUT_S = 30.0
 QUIET_S = 3.0  # an open transaction holds read_committed readers below its start

@@ -6,7 +6,7 @@ removing the origin pods, measuring the gap and verifying the output are not par
 means the same on every run (the verification's own duration is `cost.verificationSeconds`). The
 status is written as a merge patch in which a field set before and unset now is an explicit
 null: omitting it would leave a stale message standing. The output
-gap is measured on the output topic for every protocol (`gap.py`), not derived from phases: a
+gap is measured on the output topic for every protocol (`output_gap.py`), not derived from phases: a
 pausing protocol's targets emit only once they have restored and fired a window, and UniMiCo
 and parallel-track keep the origin emitting until the targets take over at a window boundary.
 """
@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from streamshift_operator.models.common import ConditionStatus
 from streamshift_operator.models.migration import TERMINAL, Cost, MigrationStatus, Phase
-from streamshift_operator.status import conditions
+from streamshift_operator.streamquery.status import conditions
 
 T, F, U = ConditionStatus.TRUE, ConditionStatus.FALSE, ConditionStatus.UNKNOWN
 

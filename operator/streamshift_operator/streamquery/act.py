@@ -10,12 +10,12 @@ from typing import Any
 
 from minio import Minio
 
-from streamshift_operator.children import build_configmap, build_service
-from streamshift_operator.kube import Kube
+from streamshift_operator.clients.kafka_topics import ensure_topics
+from streamshift_operator.clients.kube import Kube
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
-from streamshift_operator.names import selector_labels
-from streamshift_operator.pods import QueryIdentity, build_pod
-from streamshift_operator.topics import ensure_topics
+from streamshift_operator.resources.names import selector_labels
+from streamshift_operator.resources.pods import QueryIdentity, build_pod
+from streamshift_operator.streamquery.children import build_configmap, build_service
 
 
 async def topics(spec: StreamQuerySpec) -> list[str]:

@@ -1,0 +1,1 @@
+"""The Migration controller: admission, target, phases and steps, hand-over, cost, verification."""

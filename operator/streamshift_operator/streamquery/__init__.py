@@ -1,0 +1,1 @@
+"""The StreamQuery controller: observe, decide, act, record status, one reconcile pass."""
