@@ -188,7 +188,7 @@ def make_case(family: str, seed: int, disordered: bool | None = False) -> Case:
         plan = builtin(family) if seeded else random_plan(family, chooser)
         names = ["S"] if family == "smq" else [spec.name for spec in plan.inputs]
         rng = np.random.default_rng(seed)
-        inputs = seed_inputs(names, rng, chooser.randint(*_record_counts(family)))
+        inputs = seed_inputs(names, rng, chooser.randint(*_record_counts(family)), _keys(family))
         slice_ms, steps = SEED_SLICE_MS, SEED_SPAN_MS // SEED_SLICE_MS
         bound = shaker.choice(SEED_BOUNDS_MS)
         if disordered:
@@ -206,6 +206,12 @@ def _record_counts(family: str) -> tuple[int, int]:
     return {"join-3": (30, 80), "join-4": (20, 50)}.get(family, (40, 120))
 
 
+def _keys(family: str) -> int:
+    """How many keys a seed-schema input draws from: fewer for wide joins, so that most cases
+    have records of every input close enough in time to join."""
+    return {"join-3": 3, "join-4": 2}.get(family, 6)
+
+
 def _change_case(
     family: str, seed: int, chooser: random.Random, shaker: random.Random, disordered: bool
 ) -> Case:
@@ -218,7 +224,8 @@ def _change_case(
         partitions, scaling = RESCALE_PARTITIONS, chooser.choice(SCALINGS)
     rng = np.random.default_rng(seed)
     names = [spec.name for spec in plan.inputs]
-    inputs = seed_inputs(names, rng, chooser.randint(*_record_counts(f"join-{len(names)}")))
+    wide = f"join-{len(names)}"
+    inputs = seed_inputs(names, rng, chooser.randint(*_record_counts(wide)), _keys(wide))
     inputs = seed_inputs(names, rng, 0) | inputs if partitions == PARTITIONS else inputs
     if partitions != PARTITIONS:
         inputs = {name: _repartitioned(batch, partitions) for name, batch in inputs.items()}
@@ -253,7 +260,9 @@ def plan_change_pair(chooser: random.Random) -> tuple[Plan, Plan]:
     change = chooser.choice(["reorder", "introduce", "replace"])
     if change == "reorder":
         kind = chooser.choice(["range", "time"])
-        size = chooser.choice([1_000, 3_000]) if kind == "range" else chooser.choice([2_000, 5_000])
+        size = (
+            chooser.choice([2_000, 4_000]) if kind == "range" else chooser.choice([5_000, 10_000])
+        )
         old, new = chooser.sample(JOIN_ORDERS_3, 2)
         plans = [join_tree_plan(change, tree, size, "l", SEED_SCHEMA, kind) for tree in (old, new)]
         return plans[0], plans[1]
@@ -307,12 +316,15 @@ def arrive_out_of_order(
     return arrived
 
 
-def seed_inputs(names: list[str], rng: np.random.Generator, count: int) -> dict[str, Batch]:
-    """Streams of the seed schema `(ts, l, m)`, keyed and partitioned by `l`."""
+def seed_inputs(
+    names: list[str], rng: np.random.Generator, count: int, keys_drawn: int = 6
+) -> dict[str, Batch]:
+    """Streams of the seed schema `(ts, l, m)`, keyed (`l` in `[0, keys_drawn)`) and
+    partitioned by `l`."""
     inputs = {}
     for name in names:
         ts = np.sort(rng.integers(0, SEED_SPAN_MS, count)).astype(np.int64)
-        keys = rng.integers(0, 6, count)
+        keys = rng.integers(0, keys_drawn, count)
         columns = {"ts": ts, "l": keys, "m": rng.integers(0, 100, count)}
         partition = (keys % PARTITIONS).astype(np.int32)
         inputs[name] = Batch(name, ts, partition, np.zeros(count, np.int64), columns)
@@ -402,7 +414,7 @@ def _join_tree(family: str, chooser: random.Random) -> Plan:
     tumbling time-window joins."""
     names = ["S", "T", "U", "V"][: int(family[-1])]
     kind = chooser.choice(["range", "time"])
-    size = chooser.choice([1_000, 2_000]) if kind == "range" else chooser.choice([2_000, 5_000])
+    size = chooser.choice([2_000, 4_000]) if kind == "range" else chooser.choice([5_000, 10_000])
     return join_tree_plan(family, _random_tree(names, chooser), size, "l", SEED_SCHEMA, kind)
 
 
