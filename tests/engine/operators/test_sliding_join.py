@@ -7,6 +7,8 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from streamshift_engine.plan import parse_plan
+from streamshift_engine.plan.parse import plan_document
 
 from engine import references
 from engine.harness import Record, Run, canonical, partitioned_records
@@ -55,3 +57,14 @@ def test_a_pair_in_two_sliding_windows_joins_in_each() -> None:
     plan = join_plan({"kind": "time", "size": 4000, "slide": 1000})
     windows = [(row[1], row[2]) for row in canonical(Run(plan, records, 1, [0]).straight())]
     assert windows == [(0, 4000), (1000, 5000), (2000, 6000)]
+
+
+@settings(max_examples=30, deadline=None)
+@given(records=partitioned_records(["S", "T"], PARTITIONS, FIELDS, max_records=10))
+def test_sliding_join_results_do_not_depend_on_the_side_order(records: list[Record]) -> None:
+    window = {"kind": "time", "size": 3000, "slide": 1000}
+    join: dict[str, Any] = {"id": "j", "type": "window_join", "inputs": ["T", "S"]}
+    join["params"] = {"window": window, "on": [["k", "k"]]}
+    flipped = parse_plan({**plan_document(join_plan(window)), "operators": [join]})
+    straight = canonical(Run(join_plan(window), records, 3, range(PARTITIONS)).straight())
+    assert canonical(Run(flipped, records, 3, range(PARTITIONS)).straight()) == straight
