@@ -226,7 +226,6 @@ def _change_case(
     names = [spec.name for spec in plan.inputs]
     wide = f"join-{len(names)}"
     inputs = seed_inputs(names, rng, chooser.randint(*_record_counts(wide)), _keys(wide))
-    inputs = seed_inputs(names, rng, 0) | inputs if partitions == PARTITIONS else inputs
     if partitions != PARTITIONS:
         inputs = {name: _repartitioned(batch, partitions) for name, batch in inputs.items()}
     bound = shaker.choice(SEED_BOUNDS_MS)
