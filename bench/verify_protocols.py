@@ -1,10 +1,11 @@
 """Check at scale that every protocol's output with migration equals the output without.
 
-Case `i` is `migration.cases.make_case(FAMILIES[i % len(FAMILIES)], i)`: the seed queries Q1, Q2,
-Q3 and SMQ, Nexmark q5, q7 and q8, and random window plans (time and tuple based, tumbling and
-sliding, joins and aggregates), each with its own input, migration start step and message
-delays, run on the engine's `Instance`; half of them (or all, or none: `--disorder`) with
-out-of-order and late input (`cases.make_case`). Each case runs once without migration and once
+Case `i` is `migration.cases.make_case(ALL_FAMILIES[i % len(ALL_FAMILIES)], i)`: the seed queries
+Q1, Q2, Q3 and SMQ, Nexmark q5, q7 and q8, random window plans (time and tuple based, tumbling and
+sliding, joins and aggregates, sessions, unions, sliding window joins, joins of 3 and 4 inputs),
+plan changes and rescales, each with its own input, migration start step and message delays,
+run on the engine's `Instance`; half of them (or all, or none: `--disorder`) with out-of-order
+and late input (`cases.make_case`). Each case runs once without migration and once
 per protocol that accepts its plan, and must give the same results and the same dead letters
 (`run.compare_outcomes`); a protocol that refuses a plan is counted apart, with its reason.
 Cases where only one side emitted (a start after the last result) are exact but hand nothing
@@ -21,7 +22,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from streamshift_engine.migration.cases import FAMILIES, Case, make_case
+from streamshift_engine.migration.cases import ALL_FAMILIES, Case, make_case
 from streamshift_engine.migration.parallel_track import ParallelTrack
 from streamshift_engine.migration.protocol import Protocol
 from streamshift_engine.migration.run import compare_outcomes
@@ -54,7 +55,7 @@ def check_case(case: Case, tallies: dict[str, Tally]) -> None:
     reference = case.without_migration()
     for protocol in PROTOCOLS:
         tally = tallies[protocol.name]
-        reason = protocol.refusal(case.plan, case.plan)
+        reason = case.refusal(protocol)
         if reason is not None:
             tally.refusals[reason.split(": ", 1)[1]] += 1
             continue
@@ -87,7 +88,8 @@ def main() -> None:
     tallies: dict[str, Tally] = defaultdict(Tally)
     started = time.perf_counter()
     for index in range(cases):
-        check_case(make_case(FAMILIES[index % len(FAMILIES)], index, disordered), tallies)
+        family = ALL_FAMILIES[index % len(ALL_FAMILIES)]
+        check_case(make_case(family, index, disordered), tallies)
     seconds = time.perf_counter() - started
     for protocol in PROTOCOLS:
         tally = tallies[protocol.name]

@@ -136,6 +136,8 @@ class Instance:
             for op in plan.operators
         )
         self.ordered = self.interleave or any(_order_sensitive(plan, op) for op in plan.operators)
+        if self.ordered and any(op.type == "union" for op in plan.operators):
+            self.interleave = True  # what follows a union takes its inputs in one merge order
         self.idle_timeouts = {
             spec.name: spec.watermark.idle_timeout if idle_timeout is None else idle_timeout
             for spec in plan.inputs

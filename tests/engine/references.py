@@ -117,7 +117,8 @@ def sessions(
     return sorted(rows)
 
 
-def _pair(query: str, left: Record, right: Record, start: int = -1, end: int = -1) -> Row:
+def join_pair(query: str, left: Record, right: Record, start: int = -1, end: int = -1) -> Row:
+    """A join result of `left` and `right` (in window `[start, end)` if given)."""
     values: dict[str, Any] = {f"{left.source}.ts": left.ts, f"{right.source}.ts": right.ts}
     values.update({f"{left.source}.{k}": v for k, v in left.fields.items()})
     values.update({f"{right.source}.{k}": v for k, v in right.fields.items()})
@@ -143,10 +144,10 @@ def join(
         for right in rights:
             if left.fields[field] == right.fields[field] and match(left, right):
                 if window is None:
-                    rows.append(_pair(query, left, right))
+                    rows.append(join_pair(query, left, right))
                 else:
                     start = (left.ts // window) * window
-                    rows.append(_pair(query, left, right, start, start + window))
+                    rows.append(join_pair(query, left, right, start, start + window))
     return sorted(rows)
 
 
@@ -159,7 +160,7 @@ def rows_join(query: str, records: Sequence[Record], field: str, size: int) -> l
         other = "T" if record.source == "S" else "S"
         for stored in last.get((other, record.fields[field]), []):
             pair = (record, stored) if record.source == "S" else (stored, record)
-            rows.append(_pair(query, *pair))
+            rows.append(join_pair(query, *pair))
         own = last.setdefault((record.source, record.fields[field]), [])
         own.append(record)
         del own[:-size]

@@ -7,7 +7,9 @@ the operator does. Rescaling from `n` to `m` moves every partition whose owner c
 its own run of the chosen protocol, all at once from the same step; each move has its own message
 channel (a view of the cluster with its own transport), so the moves' messages never mix. Groups
 that stay keep running undisturbed: their watermark never depended on the others.
-Plans whose state is not keyed by the partition run at parallelism 1 and are refused.
+Plans whose state is not keyed by the partition run at parallelism 1 and are refused. The
+outcome holds, as a run's (`run.Outcome`), the results and every dead letter the groups collected
+or the instances made still hold, so a rescale is checked as a move is (`run.compare_outcomes`).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from streamshift_engine.migration.cluster import (
     make_log,
     sorted_inputs,
 )
-from streamshift_engine.migration.group import Emitted, Group
+from streamshift_engine.migration.group import Emitted, EngineInstance, Group
 from streamshift_engine.migration.protocol import Protocol
+from streamshift_engine.migration.run import Outcome, dead_letters
 from streamshift_engine.migration.transport import InProcessTransport
 from streamshift_engine.plan.model import Plan
 
@@ -46,6 +49,7 @@ class RescaleOutcome:
     emitted: list[Emitted]
     moves: list[Move]
     protocols: list[Protocol]
+    outcome: Outcome
 
 
 def owners(partitions: int, parallelism: int) -> list[int]:
@@ -91,6 +95,17 @@ def run_rescale(
     """The same input, rescaled from `old` to `new` instances at `start_step`."""
     if not plan.keyed:
         raise ValueError(f"{plan.name} keeps global state: it runs at parallelism 1")
+    made: list[EngineInstance] = []
+
+    def recorded(partitions: frozenset[int]) -> InstanceFactory:
+        factory = factory_for(partitions)
+
+        def make(plan: Plan) -> EngineInstance:
+            made.append(factory(plan))
+            return made[-1]
+
+        return make
+
     ordered = sorted_inputs(inputs)
     log = make_log(ordered, partitions)
     cluster = Cluster(log, Producer(log, ordered, slice_ms), InProcessTransport(seed, max_delay))
@@ -98,7 +113,7 @@ def run_rescale(
     for partition, pod in enumerate(owners(partitions, old)):
         group = Group(
             f"pod-{pod}/p{partition}",
-            factory_for(frozenset([partition]))(plan),
+            recorded(frozenset([partition]))(plan),
             log,
             frozenset([partition]),
         )
@@ -117,7 +132,7 @@ def run_rescale(
             for index, move in enumerate(planned):
                 channel = _channel(cluster, seed + index, max_delay)
                 target = f"pod-{move.target}/p{move.partition}"
-                factory = factory_for(frozenset([move.partition]))
+                factory = recorded(frozenset([move.partition]))
                 protocol = protocol_type(groups[move.partition], target, plan, plan, factory)
                 protocol.begin(channel)
                 running.append((protocol, channel))
@@ -130,4 +145,8 @@ def run_rescale(
         if steps > start_step + MAX_EXTRA_STEPS:
             raise RuntimeError(f"rescale by {protocol_type.name} did not finish")
     cluster.finish()
-    return RescaleOutcome(cluster.sink, planned, [protocol for protocol, _ in running])
+    protocols = [protocol for protocol, _ in running]
+    every = [*groups.values(), *(p.target for p in protocols if p.target is not None)]
+    fed = sum(group.fed for group in every)
+    outcome = Outcome(cluster.sink, fed, dead_letters=dead_letters(made, every))
+    return RescaleOutcome(cluster.sink, planned, protocols, outcome)

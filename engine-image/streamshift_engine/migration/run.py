@@ -72,11 +72,16 @@ class _Recording:
 
     def dead_letters(self, groups: list[Group]) -> Counter[Letter]:
         """The dead letters `groups` collected and those the instances still hold."""
-        held = [getattr(instance, "dead_letters", []) for instance in self.made]
-        collected = [getattr(group, "dead", []) for group in groups]
-        return Counter(
-            (d.source, d.partition, d.offset, d.reason) for part in held + collected for d in part
-        )
+        return dead_letters(self.made, groups)
+
+
+def dead_letters(instances: list[EngineInstance], groups: list[Group]) -> Counter[Letter]:
+    """The dead letters `groups` collected and those `instances` still hold."""
+    held = [getattr(instance, "dead_letters", []) for instance in instances]
+    collected = [getattr(group, "dead", []) for group in groups]
+    return Counter(
+        (d.source, d.partition, d.offset, d.reason) for part in held + collected for d in part
+    )
 
 
 def _cluster(

@@ -1,14 +1,18 @@
-"""Tumbling time-window equi-join of two inputs, vectorised (Nexmark q8's join).
+"""Time-window equi-join of two inputs, tumbling (Nexmark q8's join) or sliding, vectorised.
 
-Both sides' records are kept, per partition, in columnar `TableStore`s tagged with their window.
+Flink's window join semantics: windows `[k*slide, k*slide + size)` (tumbling when `slide ==
+size`); per window, every pair of a left and a right record of that window with equal keys. A
+pair whose records share several sliding windows joins once in each, as a result of each window
+(its id carries the window bounds). Both sides' records are kept, per partition, in columnar
+`TableStore`s, one row per (record, window it lies in).
 When the watermark reaches a window's end the window's records of both sides are joined with one
 sort and `searchsorted` over the join keys (no per-record Python), the results carry the window
 bounds, both parts' identities (the base tuples' ids, sorted and joined by `*`: the same under
 any join order, as `operators.joins` names them) and the min/max of their timestamps (seed 001
-lemma 2.2), and the window's records are dropped. A record lives in exactly one window and leaves
-with it, so restored state never fires a window twice. Records straight from an input keep their
+lemma 2.2), and the window's rows are dropped. A row lives in exactly one window and leaves with
+it, so restored state never fires a window twice. Records straight from an input keep their
 identity unformatted (partition, offset, window bounds, key fields); it is formatted only for
-the records that join.
+the records that join. A record leaves each of its windows as that window fires.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ Columns = dict[str, npt.NDArray[Any]]
 
 
 class TumblingWindowJoin(Operator):
-    """`window_join` with `{kind: time, size}` windows."""
+    """`window_join` with `{kind: time, size, slide}` windows (tumbling unless `slide` is given
+    and smaller than `size`)."""
 
     def __init__(
         self,
@@ -52,11 +57,13 @@ class TumblingWindowJoin(Operator):
         side_sources: Sequence[str],
         side_windowed: Sequence[bool],
         keyed: bool,
+        slide: int | None = None,
     ) -> None:
         super().__init__(node_id, keyed)
         self.sides = tuple(sides)
         self.on = [[pair[0] for pair in on], [pair[1] for pair in on]]
         self.size = size
+        self.slide = size if slide is None else slide
         self.side_fields = [tuple(dtypes) for dtypes in side_dtypes]
         self.side_keys = [tuple(keys) for keys in side_keys]
         self.side_sources = tuple(side_sources)
@@ -70,9 +77,11 @@ class TumblingWindowJoin(Operator):
     def process(self, port: int, batch: Batch) -> list[Batch]:
         if len(batch) == 0:
             return []
+        record, window_start = self._windows(batch.ts)
+        batch = batch.take(record)
         rows: Columns = {
             "partition": self.state_partition(batch),
-            "window_start": (batch.ts // self.size) * self.size,
+            "window_start": window_start,
             "min_ts": min_ts(batch),
             "max_ts": max_ts(batch),
         }
@@ -84,6 +93,20 @@ class TumblingWindowJoin(Operator):
         rows.update({name: batch.columns[name] for name in self.side_fields[port]})
         self.state[port].append(rows)
         return []
+
+    def _windows(
+        self, ts: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Per (record, window it lies in): the record's index and the window's start, records
+        in order and each record's windows ascending."""
+        last = (ts // self.slide) * self.slide
+        if self.slide == self.size:
+            return np.arange(len(ts), dtype=np.int64), last
+        back = -(-self.size // self.slide)  # how many window starts one record can reach back
+        starts = last[:, None] - self.slide * np.arange(back - 1, -1, -1, dtype=np.int64)
+        inside = starts > ts[:, None] - self.size
+        record = np.repeat(np.arange(len(ts), dtype=np.int64), inside.sum(axis=1))
+        return record, starts[inside]
 
     def advance(self, watermark: int) -> list[Batch]:
         due = [store.columns["window_start"] + self.size <= watermark for store in self.state]

@@ -13,6 +13,7 @@ from streamshift_engine.operators.running_aggregate import RunningAggregate
 from streamshift_engine.operators.stateful_map import StatefulMap
 from streamshift_engine.operators.stateless import Filter, Map
 from streamshift_engine.operators.topk import TopK
+from streamshift_engine.operators.union import Union
 from streamshift_engine.operators.window_join import TumblingWindowJoin
 from streamshift_engine.pipeline import Pipeline
 from streamshift_engine.plan.model import NodeInfo, OperatorSpec, Plan
@@ -70,6 +71,8 @@ def _build(spec: OperatorSpec, plan: Plan) -> Operator:
     params: Mapping[str, Any] = spec.params
     info = plan.nodes[spec.id]
     upstream = [plan.nodes[name] for name in spec.inputs]
+    if spec.type == "union":
+        return Union(spec.id, len(spec.inputs))
     if spec.type == "filter":
         return Filter(spec.id, params["predicate"])
     if spec.type in ("map", "project"):
@@ -107,8 +110,9 @@ def _build(spec: OperatorSpec, plan: Plan) -> Operator:
             # a join's results are named by their base tuples alone, whatever window they had
             windowed = [_windowed(plan, name) and not _joins(plan, name) for name in origins]
             return TumblingWindowJoin(
-                spec.id, spec.inputs, on, window.size, dtypes, keys, origins, windowed, info.keyed
-            )
+                spec.id, spec.inputs, on, window.size, dtypes, keys, origins, windowed, info.keyed,
+                window.slide,
+            )  # fmt: skip
         join_type = RangeJoin if window.kind == "range" else RowsJoin
         return join_type(spec.id, spec.inputs, on, window.size, fields, keys, info.keyed)
     aggregates = [

@@ -114,8 +114,6 @@ def _window_join(
     if len(up) != 2:
         raise PlanError(node, "inputs", f"a join takes two inputs, got {len(up)}")
     window = window_spec(node, params.get("window"), ("range", "time", "rows"))
-    if window.kind == "time" and not window.tumbling:
-        raise PlanError(node, "window.slide", "a time-window join uses tumbling windows")
     pairs = params.get("on")
     if not isinstance(pairs, list) or not pairs:
         raise PlanError(node, "params.on", "must list [left_field, right_field] pairs")
@@ -219,7 +217,34 @@ def _running_aggregate(
     return NodeInfo(fields, info.key_field, (*info.result_keys, "at"), info.keyed)
 
 
+def _union(
+    node: str, up: Sequence[NodeInfo], names: Sequence[str], params: Mapping[str, Any]
+) -> NodeInfo:
+    """Two or more distinct streams of records (inputs, or their filters and maps) with the same
+    fields and types; the key field stays where all of them have the same one."""
+    if len(up) < 2 or len(set(names)) != len(names):
+        raise PlanError(node, "inputs", f"a union takes two or more distinct inputs, got {names}")
+    if params:
+        raise PlanError(node, "params", f"a union takes no params, got {sorted(params)}")
+    first = dict(up[0].fields)
+    for name, info in zip(names, up, strict=True):
+        if info.result_keys or info.window is not None:
+            raise PlanError(node, "inputs", f"{name} is a stream of results, not of records")
+        fields = dict(info.fields)
+        if fields != first:
+            differ = sorted(set(fields.items()) ^ set(first.items()))
+            raise PlanError(
+                node,
+                "inputs",
+                f"{name} differs in fields from {names[0]} "
+                f"({', '.join(f'{n}: {t}' for n, t in differ)}): a union needs the same fields",
+            )
+    keys = {info.key_field for info in up}
+    return NodeInfo(first, keys.pop() if len(keys) == 1 else None, (), True, None)
+
+
 VALIDATORS: dict[str, Validator] = {
+    "union": _union,
     "filter": _filter,
     "map": _map,
     "project": _project,
