@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +29,9 @@ from streamshift_engine.migration.log import Log, Reader, TopicPartition
 from streamshift_engine.migration.role import Role
 from streamshift_engine.pipeline import Pipeline
 from streamshift_engine.plan.model import Plan
+from streamshift_engine.runner import Instance
 
+IN_PROCESS_QUERY = "in-process"  # the query an in-process export names
 OutputFilter = Callable[[ResultBatch], npt.NDArray[np.bool_]]
 
 
@@ -184,6 +186,47 @@ class Group:
 
     def send_dead_letters(self, letters: list[DeadLetter]) -> None:
         self.dead += letters
+
+    # The `StatePort` of the state-moving protocols' roles: a group moves as a whole, and what
+    # travels is a message (the snapshot with the positions it covers, or an export).
+
+    @property
+    def query(self) -> str:
+        return IN_PROCESS_QUERY
+
+    def stop_at(self, offsets: Mapping[TopicPartition, int]) -> None:
+        self.reader.stop_at(offsets)
+
+    def state_covers(self, partitions: Collection[int]) -> dict[TopicPartition, int]:
+        return {tp: o for tp, o in self.covered_positions().items() if tp[1] in set(partitions)}
+
+    def save_state(self, partitions: Collection[int], migration: str) -> dict[str, Any]:
+        return {"state": self.instance.snapshot(), "positions": self.state_covers(partitions)}
+
+    def export_state(self, partitions: Collection[int]) -> list[bytes | memoryview]:
+        return [self.instance.snapshot()]
+
+    def restore_saved(
+        self, partitions: Collection[int], saved: Any
+    ) -> tuple[dict[TopicPartition, int], dict[str, Any]]:
+        self.instance.restore(saved["state"])
+        return dict(saved["positions"]), {}
+
+    def fresh_instance(self, partitions: Collection[int]) -> Instance:
+        """The group's own instance (a target group's, empty until the state arrives)."""
+        if not isinstance(self.instance, Instance):
+            raise TypeError("moving-state fills the states of engine Instances")
+        return self.instance
+
+    def install(self, instance: Instance) -> None:
+        self.instance = instance
+
+    def resume_from(self, offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        self.reader.assign(offsets)
+        return {}
+
+    def stop(self) -> dict[str, Any]:
+        return self.save_state(self.partitions, "")
 
     def release_held(self) -> list[ResultBatch]:
         held, self.held, self.holding = self.held, [], False

@@ -11,12 +11,13 @@ HTTP or the in-process log.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter
 from streamshift_engine.pipeline import Pipeline
 from streamshift_engine.plan.model import Plan
+from streamshift_engine.runner import Instance
 
 Position = tuple[str, int]
 
@@ -62,6 +63,52 @@ class InstancePort(Protocol):
 
     def send_dead_letters(self, letters: list[DeadLetter]) -> None:
         """Send records to the dead-letter topic now (a target's held ones)."""
+
+
+class StatePort(InstancePort, Protocol):
+    """What the state-moving protocols (`state_moving_roles`) need besides: stop at marker
+    positions, save or export the state of chosen partitions with the positions it covers,
+    restore what travelled, install an instance, resume reading, stop. What travels is the
+    driver's: in process a message holding the snapshot, in the worker an object in S3 (found
+    by the target by its partitions) or the bytes the target pulls over HTTP."""
+
+    @property
+    def query(self) -> str:
+        """The query the instance runs (an export names it; a target checks it)."""
+
+    def stop_at(self, offsets: Mapping[Position, int]) -> None:
+        """Feed nothing of these positions at or after these offsets (the marker)."""
+
+    def state_covers(self, partitions: Collection[int]) -> dict[Position, int]:
+        """Per position of `partitions`, the first offset the instance's state does not cover
+        (`Instance.covered()`): the state plus the log from there lose and repeat nothing."""
+
+    def save_state(self, partitions: Collection[int], migration: str) -> Any:
+        """Save the state of `partitions` with the positions it covers where the target finds
+        it (the worker: commit, then a snapshot to S3; answers a future of its manifest)."""
+
+    def export_state(self, partitions: Collection[int]) -> list[bytes | memoryview]:
+        """The state of `partitions` as the instance's snapshot parts (no copy)."""
+
+    def restore_saved(
+        self, partitions: Collection[int], saved: Any
+    ) -> tuple[dict[Position, int], dict[str, Any]]:
+        """Restore the saved state of `partitions` (`saved`: what travelled, or None where the
+        driver finds it itself); answer the positions it covers and a report."""
+
+    def fresh_instance(self, partitions: Collection[int]) -> Instance:
+        """An empty instance of the port's plan for `partitions`, not yet installed."""
+
+    def install(self, instance: Instance) -> None:
+        """Run `instance` from now on (it holds the state of the partitions to take over)."""
+
+    def resume_from(self, offsets: Mapping[Position, int]) -> dict[Position, int]:
+        """Own these positions and read from these offsets with the state in place (the worker
+        replays to its query's committed positions with committed output suppressed); answer
+        the records read again per position."""
+
+    def stop(self) -> Any:
+        """Save the whole state and end the instance (a savepoint; a future in the worker)."""
 
 
 def positions_of(plan: Plan, partitions: Collection[int]) -> list[Position]:

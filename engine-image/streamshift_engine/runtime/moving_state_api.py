@@ -1,5 +1,7 @@
-"""Moving state's role endpoints (`moving_state` has the steps): `export` on the origin,
-`begin` with `protocol: moving-state` and `recompute` on the target.
+"""Moving state's asynchronous role endpoints: `export` on the origin, `begin` with
+`protocol: moving-state` and `recompute` on the target; the steps are the roles'
+(`migration.state_moving_roles`: `MovingStateOrigin.export`, `MovingStateTarget.adopt` and
+`recompute`), the same the in-process checks run.
 
 The state goes straight from the origin to the target: the target's `begin` pulls it from each
 origin's `export` over the control API (same token: one query's workers share it). Not through
@@ -29,14 +31,19 @@ from typing import Any, TypeVar
 import orjson
 from aiohttp import web
 
+from streamshift_engine.migration.role import role_of
+from streamshift_engine.migration.state_moving_roles import (
+    ASYNC,
+    MovingStateOrigin,
+    MovingStateTarget,
+)
 from streamshift_engine.plan import parse_plan
 from streamshift_engine.plan.model import Plan
-from streamshift_engine.runtime import moving_state
 from streamshift_engine.runtime.loop import Worker
 from streamshift_engine.runtime.projection import projected
 
 T = TypeVar("T")
-ACTIONS = frozenset({"export", "begin", "recompute"})
+ACTIONS = ASYNC["moving-state"]
 PULL_TIMEOUT_S = 120.0
 WRITE_CHUNK = 1 << 20
 
@@ -57,7 +64,7 @@ class MovingStateRoles:
         self.headers = {"Authorization": f"Bearer {token}"}
         self.run = run
         self.tasks: dict[Hashable, asyncio.Task[Any]] = {}
-        self.moves: dict[str, moving_state.Move] = {}
+        self.moves: dict[str, MovingStateTarget] = {}
 
     async def handle(
         self, request: web.Request, migration: str, action: str, body: dict[str, Any]
@@ -66,7 +73,7 @@ class MovingStateRoles:
         if action == "export":
             pieces: tuple[bytes | memoryview, ...] = await self._once(
                 (migration, action, tuple(parts)),
-                lambda: self.run(lambda w: moving_state.export(w, parts)),
+                lambda: self.run(lambda w: self._export(w, migration, parts)),
             )
             response = web.StreamResponse(headers={"Content-Type": "application/octet-stream"})
             response.content_length = sum(map(len, pieces))
@@ -99,20 +106,31 @@ class MovingStateRoles:
         begin = time.perf_counter()
         exports = [await self._pull(migration, origin) for origin in origins]
         pulled = time.perf_counter() - begin
-        # off the worker thread: no wait for its loop to take the call (`adopt_matched`)
-        move = await asyncio.to_thread(
-            moving_state.adopt_matched, self.worker, exports, parts, old_plan
-        )
-        self.moves[migration] = move
-        return {**move.report, "pull_s": round(pulled, 3)}
+        if self.worker.instance.assigned:
+            raise ValueError(
+                f"worker already holds partitions {sorted(self.worker.instance.assigned)}"
+            )
+        target = MovingStateTarget(migration, frozenset(parts))
+        # off the worker thread: no wait for its loop to take the call (`adopt` installs nothing)
+        report = await asyncio.to_thread(target.adopt, self.worker.port, exports, old_plan)
+        self.moves[migration] = target
+        self.worker.phase = "moving-state"
+        return {**report, "pull_s": round(pulled, 3)}
 
     async def _recompute(self, migration: str) -> dict[str, Any]:
         if migration not in self.moves:
             raise ValueError(f"migration {migration} has not begun on this worker")
-        move = self.moves[migration]
-        answer: dict[str, Any] = await self.run(lambda w: moving_state.recompute(w, move))
-        del self.moves[migration]  # the old instance, unmatched states and all, is discarded
+        target = self.moves[migration]
+        answer: dict[str, Any] = await self.run(lambda w: target.recompute(w.port))
+        del self.moves[migration]
         return answer
+
+    @staticmethod
+    def _export(worker: Worker, migration: str, parts: list[int]) -> tuple[bytes | memoryview, ...]:
+        """The paused origin's export (its role made by `pause`)."""
+        if migration not in worker.roles:
+            raise ValueError(f"pause partitions {parts} at a marker before exporting their state")
+        return role_of(worker.roles, migration, MovingStateOrigin).export(worker.port, parts)
 
     async def _pull(self, migration: str, origin: dict[str, Any]) -> bytearray:
         """One origin's export of the partitions named for it."""

@@ -1,25 +1,32 @@
-"""The worker's side of the protocols' port (`migration.port.InstancePort`): their roles, written
-once, run here on Kafka and S3 exactly as they run in process on the in-memory log.
+"""The worker's side of the protocols' port (`migration.port.InstancePort`, and `StatePort` for
+the state-moving protocols): their roles, written once, run here on Kafka and S3 exactly as they
+run in process on the in-memory log. A saved state goes to S3 through the worker's snapshots and
+is adopted through `recovery`, which also serves the worker's own (re)start.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Collection, Mapping
-from typing import TYPE_CHECKING
+from concurrent.futures import Future, wait
+from typing import TYPE_CHECKING, Any
 
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter
 from streamshift_engine.migration.port import Position
 from streamshift_engine.pipeline import Pipeline
 from streamshift_engine.plan.model import Plan
+from streamshift_engine.runner import Instance
+from streamshift_engine.runtime import recovery
+from streamshift_engine.runtime.manifest import Manifest
 
 if TYPE_CHECKING:
     from streamshift_engine.runtime.loop import Worker
 
 
 class WorkerPort:
-    """`InstancePort` over a worker: its instance, Kafka source and sink."""
+    """`InstancePort` and `StatePort` over a worker: its instance, Kafka source and sink, and
+    its snapshots in S3."""
 
     def __init__(self, worker: Worker) -> None:
         self.worker = worker
@@ -77,3 +84,64 @@ class WorkerPort:
 
     def send_dead_letters(self, letters: list[DeadLetter]) -> None:
         self.worker.send_dead_letters(letters)
+
+    # `StatePort`: the state-moving protocols.
+
+    @property
+    def query(self) -> str:
+        return self.worker.config.query
+
+    def stop_at(self, offsets: Mapping[Position, int]) -> None:
+        """The loop feeds nothing at or past a marker (`Worker.markers`) and pauses there."""
+        self.worker.markers.update(offsets)
+
+    def state_covers(self, partitions: Collection[int]) -> dict[Position, int]:
+        return recovery.covered(self.worker, partitions)
+
+    def save_state(self, partitions: Collection[int], migration: str) -> Future[Manifest]:
+        return save(self.worker, partitions, migration)
+
+    def export_state(self, partitions: Collection[int]) -> list[bytes | memoryview]:
+        return self.worker.instance.snapshot_parts(partitions)
+
+    def restore_saved(
+        self, partitions: Collection[int], saved: Any
+    ) -> tuple[dict[Position, int], dict[str, Any]]:
+        """The partitions' snapshots in S3 (`saved` is the origin's: the target finds them by
+        partition, `manifest.choose`)."""
+        return recovery.restore_saved(self.worker, partitions)
+
+    def fresh_instance(self, partitions: Collection[int]) -> Instance:
+        """A new instance (built off the worker thread: the loop's own is in use)."""
+        return Instance(self.plan, partitions)
+
+    def install(self, instance: Instance) -> None:
+        worker = self.worker
+        if worker.instance.assigned:
+            raise ValueError(f"worker already holds partitions {sorted(worker.instance.assigned)}")
+        worker.instance = instance
+
+    def resume_from(self, offsets: Mapping[Position, int]) -> dict[Position, int]:
+        return recovery.resume(self.worker, offsets)
+
+    def stop(self) -> Future[Manifest]:
+        return stop(self.worker)
+
+
+def save(
+    worker: Worker, partitions: Collection[int] | None, migration: str | None
+) -> Future[Manifest]:
+    """Commit, then snapshot (the upload finishes in the background; await the future). A
+    periodic upload still running is waited for first, whatever its outcome."""
+    worker.commit()
+    if worker.upload is not None:
+        wait([worker.upload])
+    return worker.snapshot_async(partitions, migration)
+
+
+def stop(worker: Worker) -> Future[Manifest]:
+    """Final commit and snapshot; the loop ends once the upload is done."""
+    future = save(worker, None, None)
+    worker.stopping = True
+    worker.phase = "stopped"
+    return future

@@ -7,14 +7,15 @@ watermark `w` then) and replays `C..G`. During the replay a result is suppressed
 committer emitted it: a windowed result whose window ended at or before `w`, a window-less one
 whose newest tuple is older than `w` (`unseen`). The rest is new: a target holding fewer
 partitions than its origin reaches a later watermark on the same input. `end_replay` switches to
-live output and re-reads everything fetched past `G`. `resume` is the part after the state is in
-place, shared with moving-state's target, which receives the state from the origin over HTTP.
+live output and re-reads everything fetched past `G`. `restore_saved` and `resume` are the two
+halves, the worker's side of a state-moving target's `StatePort.restore_saved` and
+`resume_from` (moving-state's target receives its state from the origin over HTTP instead).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,6 +23,7 @@ import numpy as np
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.runner import Instance
 from streamshift_engine.runtime.manifest import Manifest, choose, expired
+from streamshift_engine.runtime.source import Position
 
 if TYPE_CHECKING:
     from streamshift_engine.runtime.loop import Worker
@@ -30,14 +32,25 @@ NEVER = np.iinfo(np.int64).min
 
 
 def adopt(worker: Worker, partitions: Collection[int]) -> dict[str, object]:
-    """Take over `partitions` (the worker must hold none: replay suppresses all its output)."""
+    """Take over `partitions` at a (re)start: restore, then resume from what the state covers."""
+    covers, report = restore_saved(worker, partitions)
+    resume(worker, covers)
+    return {"partitions": sorted(partitions), **report}
+
+
+def restore_saved(
+    worker: Worker, partitions: Collection[int]
+) -> tuple[dict[Position, int], dict[str, object]]:
+    """Restore the snapshots covering the most input of `partitions` (the worker must hold
+    none: replay suppresses all its output); answer the positions the state covers (0 where
+    it covers none: replay suppresses what is committed) and the objects restored."""
     held = worker.instance.assigned or set()
-    if held:
-        if held == set(partitions):
-            return {"partitions": sorted(held), "restored": []}
+    if held and held != set(partitions):
         raise ValueError(f"worker already holds partitions {sorted(held)}")
     plan = worker.config.plan
-    chosen = choose(worker.store.manifests(), partitions, worker.config.plan_version)
+    chosen = (
+        [] if held else choose(worker.store.manifests(), partitions, worker.config.plan_version)
+    )
     for manifest, wanted in chosen:
         data = worker.store.load(manifest)
         if set(wanted) != set(manifest.partitions):  # only some: cut them out of a scratch copy
@@ -45,29 +58,34 @@ def adopt(worker: Worker, partitions: Collection[int]) -> dict[str, object]:
             scratch.restore(data)
             data = scratch.snapshot(wanted)
         worker.instance.restore(data)
-    resume(worker, partitions)
-    return {"partitions": sorted(partitions), "restored": [m.object_key for m, _ in chosen]}
+    covers = covered(worker, partitions)
+    if held:  # adopted already: resume where it reads
+        covers = {p: worker.consumed.get(p, o) for p, o in covers.items()}
+    return covers, {"restored": [m.object_key for m, _ in chosen]}
 
 
-def resume(worker: Worker, partitions: Collection[int]) -> dict[str, int]:
-    """Own `partitions` with the state restored into the instance: read from the positions it
-    covers, replaying up to the committed ones; answer the events read again per position."""
-    plan = worker.config.plan
-    worker.instance.assigned = set(partitions)
-    positions = [(spec.name, p) for spec in plan.inputs for p in sorted(partitions)]
+def covered(worker: Worker, partitions: Collection[int]) -> dict[Position, int]:
+    """Per position of `partitions`, the first offset the instance's state does not cover."""
+    positions = [(spec.name, p) for spec in worker.config.plan.inputs for p in sorted(partitions)]
     covered = worker.instance.covered()
-    start = {position: covered.get(position, 0) for position in positions}
+    return {position: covered.get(position, 0) for position in positions}
+
+
+def resume(worker: Worker, start: Mapping[Position, int]) -> dict[Position, int]:
+    """Own the partitions of `start` with their state restored into the instance: read from
+    `start`, replaying up to the committed positions; answer the events read again per
+    position."""
+    positions = list(start)
+    worker.instance.assigned = set(worker.instance.assigned or ()) | {p for _, p in positions}
     committed = worker.source.committed(positions)
     worker.consumed.update(start)
     replay = {p: c.event_offset for p, c in committed.items() if c.event_offset > start[p]}
     worker.limit.update(replay)
     for (_, partition), c in committed.items():
         worker.emitted_below[partition] = c.watermark
-    worker.source.seek(start)
+    worker.source.seek(dict(start))
     worker.phase = "replaying" if worker.limit else "running"
-    return {
-        f"{name}:{p}": offset - start[(name, p)] for (name, p), offset in sorted(replay.items())
-    }
+    return {position: offset - start[position] for position, offset in sorted(replay.items())}
 
 
 def unseen(worker: Worker, results: list[ResultBatch]) -> list[ResultBatch]:
