@@ -31,10 +31,9 @@ from typing import Any, TypeVar
 import orjson
 from aiohttp import web
 
-from streamshift_engine.migration.role import role_of
 from streamshift_engine.migration.state_moving_roles import (
     ASYNC,
-    MovingStateOrigin,
+    MarkerOrigin,
     MovingStateTarget,
 )
 from streamshift_engine.plan import parse_plan
@@ -127,10 +126,12 @@ class MovingStateRoles:
 
     @staticmethod
     def _export(worker: Worker, migration: str, parts: list[int]) -> tuple[bytes | memoryview, ...]:
-        """The paused origin's export (its role made by `pause`)."""
-        if migration not in worker.roles:
+        """The paused origin's export (its role made by `pause`; a pause that named no protocol
+        made a state-transfer origin, whose marker is the same)."""
+        origin = worker.roles.get(migration)
+        if not isinstance(origin, MarkerOrigin):  # a pause naming no protocol: any marker's
             raise ValueError(f"pause partitions {parts} at a marker before exporting their state")
-        return role_of(worker.roles, migration, MovingStateOrigin).export(worker.port, parts)
+        return origin.export(worker.port, parts)
 
     async def _pull(self, migration: str, origin: dict[str, Any]) -> bytearray:
         """One origin's export of the partitions named for it."""
