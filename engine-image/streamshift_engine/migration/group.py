@@ -207,7 +207,7 @@ class Group:
         return [self.instance.snapshot()]
 
     def restore_saved(
-        self, partitions: Collection[int], saved: Any
+        self, partitions: Collection[int], migration: str, saved: Any
     ) -> tuple[dict[TopicPartition, int], dict[str, Any]]:
         self.instance.restore(saved["state"])
         return dict(saved["positions"]), {}

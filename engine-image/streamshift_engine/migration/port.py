@@ -91,10 +91,12 @@ class StatePort(InstancePort, Protocol):
         """The state of `partitions` as the instance's snapshot parts (no copy)."""
 
     def restore_saved(
-        self, partitions: Collection[int], saved: Any
+        self, partitions: Collection[int], migration: str, saved: Any
     ) -> tuple[dict[Position, int], dict[str, Any]]:
-        """Restore the saved state of `partitions` (`saved`: what travelled, or None where the
-        driver finds it itself); answer the positions it covers and a report."""
+        """Restore the state of `partitions` the origin of `migration` saved (`saved`: what
+        travelled, or None where the driver finds it itself); answer the positions it covers
+        and a report. The worker refuses a state its origin saved under another plan version
+        (the in-process driver restores by operator id: seed 003 3.3's modifications)."""
 
     def fresh_instance(self, partitions: Collection[int]) -> Instance:
         """An empty instance of the port's plan for `partitions`, not yet installed."""

@@ -28,11 +28,13 @@ from streamshift_engine.migration import capability
 from streamshift_engine.migration.cluster import Cluster
 from streamshift_engine.migration.group import Group
 from streamshift_engine.migration.protocol import DONE, Protocol
+from streamshift_engine.migration.role import Role
 from streamshift_engine.migration.state_moving_roles import (
-    ROLES,
     MarkerOrigin,
     MovingStateTarget,
     SnapshotTarget,
+    origin_role,
+    target_role,
 )
 from streamshift_engine.migration.state_recompute import StateMove
 
@@ -49,8 +51,8 @@ class _StateMove(Protocol):
 
     def on_step(self, cluster: Cluster) -> None:
         for _ in cluster.transport.receive("origin"):
-            origin_kind, _ = ROLES[self.name]
-            self.origin_role = origin_kind(self.name, self.origin.partitions, self.origin)
+            kind = origin_role(self.name)
+            self.origin_role = kind(self.name, self.origin.partitions, self.origin)
             self.origin.roles.append(self.origin_role)
             self.enter(cluster, "draining")
         origin = self.origin_role
@@ -82,9 +84,9 @@ class _StateMove(Protocol):
 
     def _install(self, cluster: Cluster, target: Group) -> None:
         """The target's role restores the travelled state and resumes where it ends."""
-        _, target_kind = ROLES[self.name]
-        assert issubclass(target_kind, SnapshotTarget)
-        target_kind(self.name, target.partitions).begin(target, self.snapshot)
+        role = target_role(self.name, SnapshotTarget)(self.name, target.partitions)
+        self.target_role: Role = role
+        role.begin(target, self.snapshot)
 
 
 class StateTransfer(_StateMove):
@@ -108,7 +110,8 @@ class MovingState(_StateMove):
 
     def _install(self, cluster: Cluster, target: Group) -> None:
         self.enter(cluster, "matching-moving-recomputing")
-        role = MovingStateTarget(self.name, target.partitions)
+        role = target_role(self.name, MovingStateTarget)(self.name, target.partitions)
+        self.target_role = role
         role.adopt(target, [self.snapshot["export"]], self.plan)
         role.recompute(target)
         self.moved = StateMove(role.shared, role.moved_bytes, role.recomputed)

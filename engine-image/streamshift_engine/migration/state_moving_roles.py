@@ -41,7 +41,7 @@ from __future__ import annotations
 import struct
 import time
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -59,6 +59,7 @@ from streamshift_engine.plan.model import Plan
 from streamshift_engine.runner import Instance
 from streamshift_engine.state import codec
 
+R = TypeVar("R", bound=Role)
 EXPORT_KIND = "moving-state"
 _LENGTH = struct.Struct("<I")  # an export: this length, the metadata (JSON), the instance snapshot
 
@@ -116,7 +117,8 @@ class MarkerOrigin(Role):
 
     def save(self, port: StatePort, partitions: Collection[int] | None = None) -> Any:
         """The state of the moving partitions saved where the target finds it."""
-        return port.save_state(self.chosen(port, partitions), self.migration)
+        chosen = self.chosen(port, partitions)
+        return port.save_state(chosen, self.migration)
 
     def export(
         self, port: StatePort, partitions: Collection[int] | None = None
@@ -178,7 +180,7 @@ class SnapshotTarget(Role):
     def begin(self, port: StatePort, saved: Any = None) -> dict[str, Any]:
         """Restore `saved` (None: the driver finds the partitions' latest state) and resume
         from the positions it covers (seed 003 3.2 step 4)."""
-        covers, restored = port.restore_saved(self.partitions, saved)
+        covers, restored = port.restore_saved(self.partitions, self.migration, saved)
         port.resume_from(covers)
         self.done = True
         return {"partitions": sorted(self.partitions), **restored}
@@ -319,46 +321,70 @@ def optional_partitions(body: dict[str, Any]) -> frozenset[int] | None:
     return None if parts is None else frozenset(int(p) for p in parts)
 
 
-def _origin(kind: type[MarkerOrigin]) -> RoleAction:
+ROLES: dict[str, tuple[type[MarkerOrigin], type[Role]]] = {
+    "state-transfer": (StateTransferOrigin, StateTransferTarget),
+    "savepoint-restart": (SavepointOrigin, SavepointTarget),
+    "moving-state": (MovingStateOrigin, MovingStateTarget),
+}
+"""Each state-moving protocol's origin and target role: the one registry both drivers resolve
+their roles from, when they make one (the in-process `state_moving` and the worker's actions)."""
+
+
+def origin_role(protocol: str) -> type[MarkerOrigin]:
+    return ROLES[protocol][0]
+
+
+def target_role(protocol: str, kind: type[R]) -> type[R]:
+    """`protocol`'s target role, checked to be a `kind`."""
+    target = ROLES[protocol][1]
+    if not issubclass(target, kind):
+        raise TypeError(f"{protocol}'s target is a {target.__name__}, not a {kind.__name__}")
+    return target
+
+
+def _pause(protocol: str) -> RoleAction:
     """`pause`: the migration's origin role (made at the first call, its marker given or where
     the origin has read) and its progress to the marker."""
 
     def pause(
         roles: dict[str, Role], port: Any, migration: str, body: dict[str, Any]
     ) -> dict[str, Any]:
-        role = roles.get(migration)
-        if role is None:
+        kind = origin_role(protocol)
+        if migration not in roles:
             raw = body.get("marker")
             marker = None if raw is None else parse_positions(dict(raw))
-            role = roles[migration] = kind(migration, partitions_of(body), port, marker)
+            roles[migration] = kind(migration, partitions_of(body), port, marker)
         return role_of(roles, migration, kind).pause(port)
 
     return pause
 
 
-def _save(kind: type[MarkerOrigin]) -> RoleAction:
+def _save(protocol: str) -> RoleAction:
     def save(roles: dict[str, Role], port: Any, migration: str, body: dict[str, Any]) -> Any:
-        return role_of(roles, migration, kind).save(port, optional_partitions(body))
+        origin = role_of(roles, migration, origin_role(protocol))
+        return origin.save(port, optional_partitions(body))
 
     return save
 
 
-def _release(kind: type[MarkerOrigin]) -> RoleAction:
+def _release(protocol: str) -> RoleAction:
     def release(
         roles: dict[str, Role], port: Any, migration: str, body: dict[str, Any]
     ) -> dict[str, Any]:
-        return role_of(roles, migration, kind).release(port, optional_partitions(body))
+        origin = role_of(roles, migration, origin_role(protocol))
+        return origin.release(port, optional_partitions(body))
 
     return release
 
 
-def _begin(kind: type[SnapshotTarget]) -> RoleAction:
+def _begin(protocol: str) -> RoleAction:
     """`begin`: the target's whole part in one call (the control API answers a repeated call
     with the first answer), so the role is not kept among the instance's roles."""
 
     def begin(
         roles: dict[str, Role], port: Any, migration: str, body: dict[str, Any]
     ) -> dict[str, Any]:
+        kind = target_role(protocol, SnapshotTarget)
         return kind(migration, partitions_of(body)).begin(port)
 
     return begin
@@ -369,40 +395,26 @@ def _stop(roles: dict[str, Role], port: Any, migration: str, body: dict[str, Any
     return port.stop()
 
 
-def _actions(origin: type[MarkerOrigin], target: type[SnapshotTarget]) -> dict[str, RoleAction]:
+def _origin_actions(protocol: str) -> dict[str, RoleAction]:
     return {
-        "pause": _origin(origin),
-        "snapshot": _save(origin),
-        "release": _release(origin),
-        "begin": _begin(target),
+        "pause": _pause(protocol),
+        "snapshot": _save(protocol),
+        "release": _release(protocol),
         "stop": _stop,
     }
 
 
-STATE_TRANSFER_ACTIONS = _actions(StateTransferOrigin, StateTransferTarget)
-SAVEPOINT_RESTART_ACTIONS = _actions(SavepointOrigin, SavepointTarget)
-MOVING_STATE_ACTIONS: dict[str, RoleAction] = {
-    "pause": _origin(MovingStateOrigin),
-    "snapshot": _save(MovingStateOrigin),
-    "release": _release(MovingStateOrigin),
-    "stop": _stop,
+ACTIONS: dict[str, dict[str, RoleAction]] = {
+    "state-transfer": {**_origin_actions("state-transfer"), "begin": _begin("state-transfer")},
+    "savepoint-restart": {
+        **_origin_actions("savepoint-restart"),
+        "begin": _begin("savepoint-restart"),
+    },
+    "moving-state": _origin_actions("moving-state"),
 }
 """The synchronous control actions of each protocol's roles; moving-state's `export`, `begin`
 (`MovingStateTarget.adopt`: the target pulls the exports) and `recompute` are served by the
 worker's asynchronous handler, which calls the same role methods."""
-
-ROLES: dict[str, tuple[type[MarkerOrigin], type[Role]]] = {
-    "state-transfer": (StateTransferOrigin, StateTransferTarget),
-    "savepoint-restart": (SavepointOrigin, SavepointTarget),
-    "moving-state": (MovingStateOrigin, MovingStateTarget),
-}
-"""Each state-moving protocol's origin and target role: the one registry both drivers use."""
-
-ACTIONS: dict[str, dict[str, RoleAction]] = {
-    "state-transfer": STATE_TRANSFER_ACTIONS,
-    "savepoint-restart": SAVEPOINT_RESTART_ACTIONS,
-    "moving-state": MOVING_STATE_ACTIONS,
-}
 
 ASYNC: dict[str, frozenset[str]] = {"moving-state": frozenset({"export", "begin", "recompute"})}
 """The actions a protocol's asynchronous handler serves (moving-state's target pulls the

@@ -35,6 +35,7 @@ from streamshift_engine.migration.state_moving_roles import (
     ASYNC,
     MarkerOrigin,
     MovingStateTarget,
+    target_role,
 )
 from streamshift_engine.plan import parse_plan
 from streamshift_engine.plan.model import Plan
@@ -102,14 +103,10 @@ class MovingStateRoles:
     async def _begin(
         self, migration: str, origins: list[dict[str, Any]], parts: list[int], old_plan: Plan
     ) -> dict[str, Any]:
+        target = target_role("moving-state", MovingStateTarget)(migration, frozenset(parts))
         begin = time.perf_counter()
         exports = [await self._pull(migration, origin) for origin in origins]
         pulled = time.perf_counter() - begin
-        if self.worker.instance.assigned:
-            raise ValueError(
-                f"worker already holds partitions {sorted(self.worker.instance.assigned)}"
-            )
-        target = MovingStateTarget(migration, frozenset(parts))
         # off the worker thread: no wait for its loop to take the call (`adopt` installs nothing)
         report = await asyncio.to_thread(target.adopt, self.worker.port, exports, old_plan)
         self.moves[migration] = target

@@ -105,14 +105,19 @@ class WorkerPort:
         return self.worker.instance.snapshot_parts(partitions)
 
     def restore_saved(
-        self, partitions: Collection[int], saved: Any
+        self, partitions: Collection[int], migration: str, saved: Any
     ) -> tuple[dict[Position, int], dict[str, Any]]:
         """The partitions' snapshots in S3 (`saved` is the origin's: the target finds them by
-        partition, `manifest.choose`)."""
-        return recovery.restore_saved(self.worker, partitions)
+        partition, `manifest.choose`), unless the origin saved them for `migration` under
+        another plan version."""
+        return recovery.restore_saved(self.worker, partitions, migration)
 
     def fresh_instance(self, partitions: Collection[int]) -> Instance:
-        """A new instance (built off the worker thread: the loop's own is in use)."""
+        """A new instance (built off the worker thread: the loop's own is in use), for a
+        worker that holds no partitions (a target's replay suppresses all its output)."""
+        held = self.worker.instance.assigned
+        if held:
+            raise ValueError(f"worker already holds partitions {sorted(held)}")
         return Instance(self.plan, partitions)
 
     def install(self, instance: Instance) -> None:

@@ -39,18 +39,28 @@ def adopt(worker: Worker, partitions: Collection[int]) -> dict[str, object]:
 
 
 def restore_saved(
-    worker: Worker, partitions: Collection[int]
+    worker: Worker, partitions: Collection[int], migration: str | None = None
 ) -> tuple[dict[Position, int], dict[str, object]]:
     """Restore the snapshots covering the most input of `partitions` (the worker must hold
     none: replay suppresses all its output); answer the positions the state covers (0 where
-    it covers none: replay suppresses what is committed) and the objects restored."""
+    it covers none: replay suppresses what is committed) and the objects restored. A
+    migration's target refuses the snapshots its origin saved for it under another plan
+    version: restored by operator id into another plan they fail, or lose results where no id
+    matches (state-transfer and savepoint-restart move a plan, they cannot change it)."""
     held = worker.instance.assigned or set()
     if held and held != set(partitions):
         raise ValueError(f"worker already holds partitions {sorted(held)}")
-    plan = worker.config.plan
-    chosen = (
-        [] if held else choose(worker.store.manifests(), partitions, worker.config.plan_version)
-    )
+    plan, version = worker.config.plan, worker.config.plan_version
+    manifests = worker.store.manifests()
+    saved_for = {m.plan_version for m in manifests if migration and m.migration == migration}
+    if saved_for - {version}:
+        raise ValueError(
+            f"the origin of migration {migration} saved its state under plan version "
+            f"{', '.join(sorted(saved_for - {version}))}, this worker runs {version}: a state "
+            "restored by operator id cannot change the plan (use parallel-track, moving-state "
+            "or auto)"
+        )
+    chosen = [] if held else choose(manifests, partitions, version)
     for manifest, wanted in chosen:
         data = worker.store.load(manifest)
         if set(wanted) != set(manifest.partitions):  # only some: cut them out of a scratch copy
