@@ -21,7 +21,11 @@ from streamshift_engine.migration.protocol import Protocol
 from streamshift_engine.migration.role import Role
 from streamshift_engine.migration.run import compare_outcomes, run_migration, run_reference
 from streamshift_engine.migration.state_moving import MovingState, SavepointRestart, StateTransfer
-from streamshift_engine.migration.state_moving_roles import MarkerOrigin, StateTransferOrigin
+from streamshift_engine.migration.state_moving_roles import (
+    MarkerOrigin,
+    MovingStateOrigin,
+    StateTransferOrigin,
+)
 from streamshift_engine.plan import builtin
 from streamshift_engine.plan.model import Plan
 from streamshift_engine.runner import Instance
@@ -84,9 +88,24 @@ class StubPort:
         self.plan = plan
         self.query = "q"
         self.stopped: dict[Position, int] = {}
+        self.handed_over: set[int] = set()
 
     def positions_read(self) -> dict[Position, int]:
-        return {(spec.name, p): 7 for spec in self.plan.inputs for p in range(PARTITIONS)}
+        return {
+            (spec.name, p): 7
+            for spec in self.plan.inputs
+            for p in range(PARTITIONS)
+            if p not in self.handed_over
+        }
+
+    def hand_over(self, partitions: Collection[int]) -> None:
+        self.handed_over |= set(partitions)
+
+    def export_state(self, partitions: Collection[int]) -> list[bytes | memoryview]:
+        return [b""]
+
+    def state_covers(self, partitions: Collection[int]) -> dict[Position, int]:
+        return {("S", p): 5 for p in partitions}
 
     def stop_at(self, offsets: Mapping[Position, int]) -> None:
         self.stopped.update(offsets)
@@ -221,3 +240,17 @@ def test_the_in_process_drivers_refuse_a_plan_change(driver: type[Protocol]) -> 
     changed = builtin("nexmark-q5")
     reason = driver.refusal(plan, changed)
     assert reason is not None and "use parallel-track, moving-state or auto" in reason
+
+
+def test_an_origin_exports_each_target_its_share_then_is_done() -> None:
+    """A rescale: each target pulls its share of the paused partitions; the second share is
+    still at its marker after the first one was released."""
+    port = StubPort(sum_plan())
+    origin = MovingStateOrigin("m", frozenset([0, 1]), port)
+    first = state_moving_roles.unpack(bytearray().join(origin.export(port, [0])))[0]
+    assert first["partitions"] == [0] and first["covers"] == [["S", 0, 5]] and not origin.done
+    assert origin.pause(port)["paused"] and origin.phase() != "released"
+    second = state_moving_roles.unpack(bytearray().join(origin.export(port, [1])))[0]
+    assert second["partitions"] == [1] and origin.done and port.handed_over == {0, 1}
+    with pytest.raises(ValueError, match="released already"):
+        origin.export(port, [1])

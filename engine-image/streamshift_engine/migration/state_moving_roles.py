@@ -46,7 +46,7 @@ from typing import Any, TypeVar
 import orjson
 
 from streamshift_engine.migration import capability, plan_change, state_recompute
-from streamshift_engine.migration.port import Position, StatePort, positions_of
+from streamshift_engine.migration.port import InstancePort, Position, StatePort, positions_of
 from streamshift_engine.migration.role import (
     Role,
     RoleAction,
@@ -88,14 +88,22 @@ class MarkerOrigin(Role):
         self.released: frozenset[int] = frozenset()
         self.paused = False
 
-    def reached(self, port: StatePort) -> bool:
-        """Whether the origin has read up to every marker."""
+    def reached(self, port: InstancePort) -> bool:
+        """Whether the origin has read up to the marker of every partition it still holds."""
+        return not self.waiting(port)
+
+    def waiting(self, port: InstancePort) -> list[Position]:
+        """The positions of partitions not released yet that are short of their marker."""
         read = port.positions_read()
-        return all(read.get(p, 0) >= offset for p, offset in self.marker.items())
+        return [
+            p
+            for p, offset in sorted(self.marker.items())
+            if p[1] not in self.released and read.get(p, 0) < offset
+        ]
 
     def pause(self, port: StatePort) -> dict[str, Any]:
         """Progress to the marker (`again` until it is reached)."""
-        reached = bool(self.released) or self.reached(port)
+        reached = self.reached(port)
         return {
             "paused": reached,
             "positions": {position_key(p): o for p, o in sorted(self.marker.items())},
@@ -110,9 +118,9 @@ class MarkerOrigin(Role):
             raise ValueError(f"migration {self.migration} paused only {sorted(self.partitions)}")
         if chosen & self.released:
             raise ValueError(f"partitions {sorted(chosen & self.released)} are released already")
-        if not self.reached(port):
-            waiting = [position_key(p) for p in sorted(self.marker)]
-            raise ValueError(f"pause {', '.join(waiting)} at a marker first")
+        if waiting := self.waiting(port):
+            named = ", ".join(position_key(p) for p in waiting)
+            raise ValueError(f"pause {named} at a marker first")
         return chosen
 
     def save(self, port: StatePort, partitions: Collection[int] | None = None) -> Any:
@@ -150,7 +158,7 @@ class MarkerOrigin(Role):
         self.done = self.released == self.partitions
         return {"released": sorted(self.partitions if partitions is None else partitions)}
 
-    def after_output(self, port: Any) -> None:
+    def after_output(self, port: InstancePort) -> None:
         self.paused = self.reached(port)
 
     def phase(self) -> str:
