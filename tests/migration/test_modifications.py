@@ -58,7 +58,7 @@ class RecordingTransfer(StateTransfer):
 
     def _install(self, cluster: Cluster, target: Group) -> None:
         super()._install(cluster, target)
-        RecordingTransfer.switches.append(dict(self.snapshot["positions"]))
+        RecordingTransfer.switches.append(dict(self.travelled["positions"]))
 
 
 def reference(data: Batch, switch: dict[TopicPartition, int], new_row: Any) -> dict[str, Any]:

@@ -47,7 +47,7 @@ class _StateMove(Protocol):
         self.send(cluster, "coordinator", "origin", "marker")
         self.origin_role: MarkerOrigin | None = None
         self.restore_at: int | None = None
-        self.snapshot: Any = None
+        self.travelled: Any = None
 
     def on_step(self, cluster: Cluster) -> None:
         for _ in cluster.transport.receive("origin"):
@@ -63,7 +63,7 @@ class _StateMove(Protocol):
             self.send(cluster, "origin", "target", "state", **travels)
         for message in cluster.transport.receive("target"):
             self.restore_at = cluster.step_number + self.restart_steps
-            self.snapshot = message.body
+            self.travelled = message.body
         if self.restore_at is not None and cluster.step_number >= self.restore_at:
             self.enter(cluster, "restoring")
             target = self.new_target()
@@ -86,7 +86,7 @@ class _StateMove(Protocol):
         """The target's role restores the travelled state and resumes where it ends."""
         role = target_role(self.name, SnapshotTarget)(self.name, target.partitions)
         self.target_role: Role = role
-        role.begin(target, self.snapshot)
+        role.begin(target, self.travelled)
 
 
 class StateTransfer(_StateMove):
@@ -112,7 +112,7 @@ class MovingState(_StateMove):
         self.enter(cluster, "matching-moving-recomputing")
         role = target_role(self.name, MovingStateTarget)(self.name, target.partitions)
         self.target_role = role
-        role.adopt(target, [self.snapshot["export"]], self.plan)
+        role.adopt(target, [self.travelled["export"]], self.plan)
         role.recompute(target)
         self.moved = StateMove(role.shared, role.moved_bytes, role.recomputed)
         same = capability.same_computation(self.plan, self.new_plan)

@@ -64,7 +64,7 @@ class MovingStateRoles:
         self.headers = {"Authorization": f"Bearer {token}"}
         self.run = run
         self.tasks: dict[Hashable, asyncio.Task[Any]] = {}
-        self.moves: dict[str, MovingStateTarget] = {}
+        self.targets: dict[str, MovingStateTarget] = {}
 
     async def handle(
         self, request: web.Request, migration: str, action: str, body: dict[str, Any]
@@ -109,16 +109,16 @@ class MovingStateRoles:
         pulled = time.perf_counter() - begin
         # off the worker thread: no wait for its loop to take the call (`adopt` installs nothing)
         report = await asyncio.to_thread(target.adopt, self.worker.port, exports, old_plan)
-        self.moves[migration] = target
+        self.targets[migration] = target
         self.worker.phase = "moving-state"
         return {**report, "pull_s": round(pulled, 3)}
 
     async def _recompute(self, migration: str) -> dict[str, Any]:
-        if migration not in self.moves:
+        if migration not in self.targets:
             raise ValueError(f"migration {migration} has not begun on this worker")
-        target = self.moves[migration]
+        target = self.targets[migration]
         answer: dict[str, Any] = await self.run(lambda w: target.recompute(w.port))
-        del self.moves[migration]
+        del self.targets[migration]
         return answer
 
     @staticmethod
