@@ -281,9 +281,8 @@ class MovingStateTarget(Role):
             self.new.carry_positions(self.old)
         port.install(self.new)
         covered = self.new.covered()
-        start = {p: covered.get(p, self.covers.get(p, 0)) for p in self.covers or covered}
-        for position in positions_of(port.plan, self.partitions):
-            start.setdefault(position, covered.get(position, 0))
+        positions = positions_of(port.plan, self.partitions)
+        start = {p: covered.get(p, self.covers.get(p, 0)) for p in positions}
         read_again = port.resume_from(start)
         del self.old  # the unmatched states go with it (4.1.3)
         self.done = True

@@ -47,8 +47,8 @@ def restore_saved(
     migration's target refuses the snapshots its origin saved for it under another plan
     version: restored by operator id into another plan they fail, or lose results where no id
     matches (state-transfer and savepoint-restart move a plan, they cannot change it)."""
-    held = worker.instance.assigned or set()
-    if held and held != set(partitions):
+    held = worker.instance.assigned
+    if held:
         raise ValueError(f"worker already holds partitions {sorted(held)}")
     plan, version = worker.config.plan, worker.config.plan_version
     manifests = worker.store.manifests()
@@ -60,7 +60,7 @@ def restore_saved(
             "restored by operator id cannot change the plan (use parallel-track, moving-state "
             "or auto)"
         )
-    chosen = [] if held else choose(manifests, partitions, version)
+    chosen = choose(manifests, partitions, version)
     for manifest, wanted in chosen:
         data = worker.store.load(manifest)
         if set(wanted) != set(manifest.partitions):  # only some: cut them out of a scratch copy
@@ -68,10 +68,7 @@ def restore_saved(
             scratch.restore(data)
             data = scratch.snapshot(wanted)
         worker.instance.restore(data)
-    covers = covered(worker, partitions)
-    if held:  # adopted already: resume where it reads
-        covers = {p: worker.consumed.get(p, o) for p, o in covers.items()}
-    return covers, {"restored": [m.object_key for m, _ in chosen]}
+    return covered(worker, partitions), {"restored": [m.object_key for m, _ in chosen]}
 
 
 def covered(worker: Worker, partitions: Collection[int]) -> dict[Position, int]:
