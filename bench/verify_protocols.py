@@ -10,8 +10,9 @@ per protocol that accepts its plan, and must give the same results and the same 
 (`run.compare_outcomes`); a protocol that refuses a plan is counted apart, with its reason.
 Cases where only one side emitted (a start after the last result) are exact but hand nothing
 over; the per-protocol line says how many cases had output from both origin and target.
-Prints one line per protocol (with how many of its exact cases were disordered), the refusals,
-and the summary line
+Every protocol runs the role classes the worker runs (`migration/*_roles.py`, driven by the
+in-process `Group`). Prints one line per protocol (with how many of its exact cases were
+disordered), the refusals, and the summary line
 `protocols exact unimico=N/N parallel-track=N/N ...` where N counts the accepted cases.
 """
 

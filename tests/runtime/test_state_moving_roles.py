@@ -1,6 +1,6 @@
 """The state-moving protocols' roles are written once: the in-process driver and the worker's
 actions resolve them from one registry (`state_moving_roles.ROLES`), the marker is where the
-origin has read (seed 003 3.2), and a worker target refuses a state saved under another plan."""
+origin has read (seed 003 5.1), and a worker target refuses a state saved under another plan."""
 
 from __future__ import annotations
 
@@ -181,7 +181,7 @@ async def begin_moving_state_unreachable() -> None:
 
 
 def test_the_marker_is_where_the_origin_has_read_unless_given() -> None:
-    """Seed 003 3.2: the migrating instance never consumes a record it does not process, so
+    """Seed 003 5.1 and 6.4: the migrating instance never consumes a record it does not process, so
     the marker is its read position when the request arrives; a request may name one."""
     port = StubPort(sum_plan())
     here = StateTransferOrigin("m", frozenset([0, 1]), port)

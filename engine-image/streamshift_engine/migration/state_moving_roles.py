@@ -8,22 +8,23 @@ here nothing is buffered in memory: the target reads from the positions the stat
 
 Origin (`MarkerOrigin`):
 1. `pause`: the marker is where the origin has read when the request arrives, unless the
-   request names one (seed 003 3.2: on the marker the upstream stops sending records to the
-   migrating instance, which never consumes a record it does not process; seed 001 4.1,
-   Algorithm 2: the old plan accepts no new tuple, `cleanAccumulatedTuples` processes what is
-   in it). It stops reading there; a repeated `pause` says whether every marker is reached.
+   request names one (seed 003 3.2 and 5.1 step 2: at the marker the upstream stops sending
+   records to the migrating instance, whose sources never consume a record they cannot
+   process, 6.4; seed 001 4.1.4, Algorithm 2: the old plan accepts no new tuple and
+   `cleanAccumulatedTuples` processes what is in it). It stops reading there; a repeated
+   `pause` says whether every marker is reached.
 2. Once reached, the state of the moving partitions and the positions it covers
    (`StatePort.state_covers`: records read but still waiting for the watermark are left to the
-   log, not snapshotted) are saved (state-transfer, savepoint-restart: seed 003 3.2 step 3, the
+   log, not snapshotted) are saved (state-transfer, savepoint-restart: seed 003 5.1 step 3, the
    state to persistent storage) or exported (moving-state: seed 001 4.1.1, the states listed by
    state id), and the origin `release`s the partitions.
 
 Targets:
 - `SnapshotTarget` (state-transfer, savepoint-restart) `begin`s by restoring the saved state
   (by operator id: seed 003 3.3's new operator or replaced function takes over exactly at the
-  marker with the old plan's state) and resumes from the positions it covers (seed 003 3.2
+  marker with the old plan's state) and resumes from the positions it covers (seed 003 5.1
   step 4; the worker replays to its query's committed positions with output suppressed).
-- `MovingStateTarget` (seed 001 4.1, Algorithm 2): `adopt` restores the exports into an instance
+- `MovingStateTarget` (seed 001 4.1.4, Algorithm 2): `adopt` restores the exports into an instance
   of the origin's plan and gives every matched state of its own plan its old state (the whole
   state for the same computation, else shared or moved per state,
   `state_recompute.move_matched`); `recompute` fills the unmatched states by Algorithm 1,
@@ -187,7 +188,7 @@ class SnapshotTarget(Role):
 
     def begin(self, port: StatePort, saved: Any = None) -> dict[str, Any]:
         """Restore `saved` (None: the driver finds the partitions' latest state) and resume
-        from the positions it covers (seed 003 3.2 step 4)."""
+        from the positions it covers (seed 003 5.1 step 4)."""
         covers, restored = port.restore_saved(self.partitions, self.migration, saved)
         port.resume_from(covers)
         self.done = True
@@ -203,7 +204,7 @@ class SavepointTarget(SnapshotTarget):
 
 
 class MovingStateTarget(Role):
-    """Moving state's target between `adopt` and `recompute` (seed 001 4.1, Algorithm 2)."""
+    """Moving state's target between `adopt` and `recompute` (seed 001 4.1.4, Algorithm 2)."""
 
     protocol = "moving-state"
     side = "target"
