@@ -6,28 +6,51 @@ already has a role on this worker), and the action is looked up here. Actions ru
 thread with the worker's roles by migration and its port (`RoleAction`): every protocol's
 actions are its roles' (`migration.*_roles`), the same roles the in-process checks run.
 Moving-state's target pulls the origin's state over HTTP, so those actions are asynchronous and
-served by its own handler (`moving_state_api`, calling the same role methods), which registers
-the names it takes.
+served by its own handler (`moving_state_api`, calling the same role methods), registered here
+with the names it takes (`HANDLERS`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
+
+from aiohttp import web
 
 from streamshift_engine.migration import parallel_track_roles, state_moving_roles, unimico_roles
 from streamshift_engine.migration.role import Role, RoleAction
+from streamshift_engine.runtime import moving_state_api
+from streamshift_engine.runtime.loop import Worker
+
+OnWorker = Callable[[Callable[[Worker], Any]], Awaitable[Any]]
+
+
+class AsyncRoles(Protocol):
+    """A protocol's handler of the actions that cannot run on the worker thread alone (they
+    wait on other workers): made once per control API with the worker, the token and a way to
+    run a call on the worker thread."""
+
+    async def handle(
+        self, request: web.Request, migration: str, action: str, body: dict[str, Any]
+    ) -> web.StreamResponse: ...
+
 
 REGISTRY: dict[str, dict[str, RoleAction]] = {}
 ASYNC: dict[str, frozenset[str]] = {}
+HANDLERS: dict[str, Callable[[Worker, str, OnWorker], AsyncRoles]] = {}
 
 
 def register(
-    protocol: str, actions: Mapping[str, RoleAction], asynchronous: frozenset[str] = frozenset()
+    protocol: str,
+    actions: Mapping[str, RoleAction],
+    asynchronous: frozenset[str] = frozenset(),
+    handler: Callable[[Worker, str, OnWorker], AsyncRoles] | None = None,
 ) -> None:
-    """Make `actions` (and the names its asynchronous handler serves) `protocol`'s."""
+    """Make `actions` `protocol`'s, and the names in `asynchronous` its `handler`'s."""
     REGISTRY[protocol] = dict(actions)
     ASYNC[protocol] = asynchronous
+    if handler is not None:
+        HANDLERS[protocol] = handler
 
 
 def protocol_of(
@@ -55,4 +78,9 @@ def lookup(protocol: str, action: str) -> RoleAction | None:
 register("unimico", unimico_roles.ACTIONS)
 register("parallel-track", parallel_track_roles.ACTIONS)
 for _protocol, _actions in state_moving_roles.ACTIONS.items():
-    register(_protocol, _actions, state_moving_roles.ASYNC.get(_protocol, frozenset()))
+    register(
+        _protocol,
+        _actions,
+        state_moving_roles.ASYNC.get(_protocol, frozenset()),
+        moving_state_api.HANDLERS.get(_protocol),
+    )

@@ -28,7 +28,6 @@ from streamshift_engine.runtime import actions, roles
 from streamshift_engine.runtime.commit_watch import CommitWatch
 from streamshift_engine.runtime.loop import Command, Worker
 from streamshift_engine.runtime.manifest import Manifest
-from streamshift_engine.runtime.moving_state_api import MovingStateRoles, OriginUnreachable
 from streamshift_engine.runtime.snapshots import SnapshotFailed
 from streamshift_engine.runtime.track_follow import Follower
 
@@ -36,7 +35,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 WORKER = web.AppKey("worker", Worker)
 DONE: web.AppKey[dict[tuple[str, str], Any]] = web.AppKey("done")
 PROBLEM: web.AppKey[Callable[[], str | None]] = web.AppKey("problem")
-MOVING_STATE = web.AppKey("moving_state", MovingStateRoles)
+ASYNC_ROLES: web.AppKey[dict[str, actions.AsyncRoles]] = web.AppKey("async_roles")
 FOLLOWER = web.AppKey("follower", Follower)
 COMMITS = web.AppKey("commits", CommitWatch)
 Number = TypeVar("Number", int, float)
@@ -55,7 +54,10 @@ def build_app(
     app[WORKER] = worker
     app[DONE] = {}
     app[PROBLEM] = lambda: progress() if alive() else "the worker thread ended"
-    app[MOVING_STATE] = MovingStateRoles(worker, token, lambda action: call(worker, action))
+    app[ASYNC_ROLES] = {
+        protocol: make(worker, token, lambda action: call(worker, action))
+        for protocol, make in actions.HANDLERS.items()
+    }
     app[FOLLOWER] = Follower(token, lambda action: call(worker, action))
     app[COMMITS] = CommitWatch(worker)
     app.on_startup.append(app[COMMITS].attach)
@@ -89,7 +91,7 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         return await handler(request)
     except (ValueError, KeyError, TypeError) as error:
         return web.json_response({"error": str(error)}, status=409)
-    except (SnapshotFailed, OriginUnreachable) as error:
+    except (SnapshotFailed, ConnectionError) as error:  # a store or another worker unreachable
         return web.json_response({"error": str(error)}, status=503)
 
 
@@ -169,7 +171,7 @@ async def _migration(request: web.Request) -> web.StreamResponse:
     worker = request.app[WORKER]
     protocol = actions.protocol_of(body, worker.roles, migration, action)
     if action in actions.ASYNC[protocol]:
-        return await request.app[MOVING_STATE].handle(request, migration, action, body)
+        return await request.app[ASYNC_ROLES][protocol].handle(request, migration, action, body)
     run = actions.lookup(protocol, action)
     if run is None:
         return web.json_response(

@@ -48,7 +48,7 @@ PULL_TIMEOUT_S = 120.0
 WRITE_CHUNK = 1 << 20
 
 
-class OriginUnreachable(RuntimeError):
+class OriginUnreachable(ConnectionError):
     """The target could not pull the state from an origin."""
 
 
@@ -185,3 +185,7 @@ def _partitions(body: dict[str, Any]) -> list[int]:
     if not parts:
         raise ValueError("'partitions' is required")
     return [int(p) for p in parts]
+
+
+HANDLERS = {"moving-state": MovingStateRoles}
+"""The asynchronous handler of each protocol this module serves (`actions.register`)."""
