@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from streamshift_engine.plan.builtin import builtin, q2
+from streamshift_engine.plan.parse import plan_document
 from streamshift_engine.runtime.config import ConfigError, load
 
 S = json.dumps([{"name": "S", "topic": "s", "partitions": 4}])
@@ -104,3 +105,15 @@ def test_missing_plan_names_the_plan_file() -> None:
     with pytest.raises(ConfigError) as caught:
         load(env)
     assert caught.value.setting == "STREAMSHIFT_PLAN_FILE"
+
+
+def test_the_plan_version_is_the_computation_not_its_name_or_spelling() -> None:
+    document = plan_document(builtin("nexmark-q5"))
+    renamed = {**document, "name": "bids-by-auction"}
+    versions = {
+        load({**ENV, "STREAMSHIFT_PLAN": text}).plan_version
+        for text in ("{builtin: nexmark-q5}", json.dumps(document), json.dumps(renamed))
+    }
+    assert len(versions) == 1
+    other = load({**ENV, "STREAMSHIFT_PLAN": "{builtin: nexmark-q2}"})
+    assert other.plan_version not in versions

@@ -30,6 +30,7 @@ import yaml
 from streamshift_engine.events.wire import Schema
 from streamshift_engine.plan import PlanError, builtin, parse_plan
 from streamshift_engine.plan.model import Plan
+from streamshift_engine.plan.parse import plan_document
 from streamshift_engine.runtime.projection import input_schemas, projected
 from streamshift_engine.runtime.settings import ConfigError as ConfigError
 from streamshift_engine.runtime.settings import (
@@ -176,13 +177,22 @@ def _plan(values: Mapping[str, Any]) -> tuple[Plan, str]:
         raise ConfigError(setting, str(error)) from None
     if not isinstance(document, dict):
         raise ConfigError(setting, "the plan must be a mapping")
-    version = hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()[:16]
     try:
         if "builtin" in document:
-            return builtin(str(document["builtin"])), version
-        return parse_plan(document.get("inline", document)), version
+            plan = builtin(str(document["builtin"]))
+        else:
+            plan = parse_plan(document.get("inline", document))
     except (PlanError, KeyError) as error:
         raise ConfigError(setting, str(error)) from None
+    return plan, plan_version(plan)
+
+
+def plan_version(plan: Plan) -> str:
+    """The plan's computation (its inputs, operators and output; the name aside, as
+    `capability.same_computation` compares plans), hashed: a snapshot restores only into a plan
+    computing the same thing, whether it was written built-in, inline, or under another name."""
+    computation = {k: v for k, v in plan_document(plan).items() if k != "name"}
+    return hashlib.sha256(json.dumps(computation, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def record_bytes(raw: str) -> int:
