@@ -210,6 +210,7 @@ class Worker:
         if not len(batch):
             return
         self.instance.feed(position[0], position[1], batch)
+        self.source.progress.fed(replaying=bool(self.limit))  # liveness: commits must follow
         starts = self.starts.setdefault(position, [])
         reached = max(int(batch.ts.max()), starts[-1][0] if starts else int(batch.ts.max()))
         starts.append((reached, int(batch.offset[0])))
@@ -288,6 +289,7 @@ class Worker:
 
     def _committed(self, watermark: int | None) -> None:
         self.committed_watermark = watermark
+        self.source.progress.committed()
         for listener in self.on_commit:
             listener()
         self.metrics.state_bytes.set(self.instance.state_bytes())

@@ -17,10 +17,11 @@ close waits for records still held). Copying them out as bytes cost a 470 KB q8 
 0.1-0.4 ms of the loop's CPU (page faults of fresh memory and the copy), several times the rest
 of its consume; on q5 JSON, 0.04 us of the worker's own 0.68 us an event.
 
-Every fetch tells the loop's `Progress` (liveness) whether it returned records or, when it
-returned none, whether input waited on a partition it reads: the loop is not alive when it stops
-fetching, or when input waits and no fetch returns it. A columnar record that does not decode is
-a dead letter, as a malformed JSON record is, never an error that stops the worker.
+Every fetch tells the loop's `Progress` (liveness) which partitions it returned records of and,
+for those it read and returned none of, whether input waited on them: the loop is not alive when
+it stops fetching, or when input waits on a partition and no fetch returns it. A columnar record
+that does not decode is a dead letter, as a malformed JSON record is, never an error that stops
+the worker.
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ class KafkaSource:
         self.floor: dict[Position, int] = {}
         self.assigned: dict[Position, int] = {}
         self.paused: set[Position] = set()
-        self.progress = Progress(config.stall_s)
+        self.progress = Progress(config.stall_s, config.commit_interval_s)
 
     def seek(self, positions: Mapping[Position, int]) -> None:
         """Read each (input, partition) from its event offset on (adds partitions as needed).
@@ -209,7 +210,8 @@ class KafkaSource:
         batches: dict[Position, Batch] = {}
         dead: list[DeadLetter] = []
         fetched = self.records(timeout)
-        self.progress.fetch_returned(bool(fetched), self._waiting)
+        reading = [p for p in self.assigned if p not in self.paused]
+        self.progress.fetch_returned(fetched.keys(), reading, self._waiting)
         for position, records in fetched.items():
             batch, bad = self._decode(position, records)
             floor = self.floor.get(position, 0)
@@ -219,23 +221,21 @@ class KafkaSource:
             dead += [d for d in bad if d.offset >= floor]
         return batches, dead
 
-    def _waiting(self) -> bool:
-        """Whether a partition read (assigned, not paused) has records past the consumer's
-        position, by the high watermark it last saw (both local: no request). The position,
-        not the last record returned, since a `read_committed` reader steps over transaction
-        markers and aborted records, which the high watermark counts."""
-        reading = [p for p in self.assigned if p not in self.paused]
-        if not reading:
-            return False
-        wanted = [TopicPartition(self.topics[name], p) for name, p in reading]
-        for position, tp in zip(reading, self.consumer.position(wanted), strict=True):
+    def _waiting(self, positions: list[Position]) -> set[Position]:
+        """Those of `positions` with records past the consumer's position, by the high
+        watermark it last saw (both local: no request). The position, not the last record
+        returned, since a `read_committed` reader steps over transaction markers and aborted
+        records, which the high watermark counts."""
+        wanted = [TopicPartition(self.topics[name], p) for name, p in positions]
+        found = set()
+        for position, tp in zip(positions, self.consumer.position(wanted), strict=True):
             at = tp.offset if tp.offset >= 0 else self.kafka_offset(self.assigned[position])
             _, high = self.consumer.get_watermark_offsets(
                 TopicPartition(tp.topic, tp.partition), cached=True
             )
             if high > at:
-                return True
-        return False
+                found.add(position)
+        return found
 
     def records(self, timeout: float) -> dict[Position, Records]:
         """One batched consume (`_fastconsume`: packed columns, no object per record), its
