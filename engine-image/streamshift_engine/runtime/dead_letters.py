@@ -16,6 +16,9 @@ could not be read again, the value is what the engine decoded), `truncated` (`tr
 value was cut to fit) and `original-headers` (how many leading headers came with the record: a
 replay keeps exactly those).
 
+An input record longer than `max_record_bytes` is not read by the worker (`source`): its dead
+letter, reason `oversize`, is the whole record as produced, truncated, also when it is columnar.
+
 Size: a dead letter never exceeds `max_record_bytes` (value, key and headers): a longer value is
 truncated, and the original headers are dropped when they alone do not fit. A dead letter that
 failed to produce would fail the commit of its transaction, and the worker would read and reject
@@ -36,6 +39,7 @@ from streamshift_engine.events.wire import DeadLetter
 
 Headers = list[tuple[str, str | bytes | None]]  # as confluent-kafka takes and gives them
 Coordinates = tuple[str, int, int]  # topic, partition, Kafka offset
+OVERSIZE = "oversize"  # the reason of an input record longer than `max_record_bytes`
 RECORD_OVERHEAD = 512  # bytes of framing a record may take beyond its key, value and headers
 READ_AHEAD = 1000  # records read on to the next wanted one rather than seeking to it
 
@@ -111,7 +115,11 @@ class DeadLetters:
         headers: Headers
         if original is None:
             key, value, headers, kind = None, letter.raw, [], "decoded"
-        elif self.slots > 1 and (sliced := event_record(original.value, event)) is not None:
+        elif (
+            self.slots > 1
+            and not letter.reason.startswith(OVERSIZE)  # the record was not read: all of it
+            and (sliced := event_record(original.value, event)) is not None
+        ):
             key, value, headers, kind = original.key, sliced, original.headers, "event"
         else:
             key, value, headers, kind = original.key, original.value, original.headers, "record"
@@ -193,6 +201,11 @@ class DeadLetters:
         if self.consumer is not None:
             self.consumer.close()
             self.consumer = None
+
+
+def oversize(size: int, max_record_bytes: int) -> str:
+    """The reason of an input record of `size` bytes, longer than `max_record_bytes`."""
+    return f"{OVERSIZE}: {size} bytes, more than {max_record_bytes}"
 
 
 def bounded(
