@@ -4,7 +4,8 @@ A Migration leaves Queued when its query exists and is placed, no other migratio
 is active, `admission_rule.admitted` picks it, its target resolves (or the refusal fails it; `auto`
 chooses with the state size the moving instances' workers report), and the query's
 `status.activeMigration` names it: written with the resourceVersion read, so two migrations
-never both win. A terminal migration clears the mark if it still names it.
+never both win. A terminal migration clears the mark if it still names it. A Migration of a
+query being deleted fails at once: it would start pods that only hold up the deletion.
 """
 
 from datetime import datetime
@@ -35,6 +36,8 @@ async def queued(
             failure=f"StreamQuery {spec.query_ref.name!r} not found: create it or fix "
             "spec.queryRef.name (a Migration of a deleted query cannot run)",
         )
+    if query["metadata"].get("deletionTimestamp"):
+        return Observation(now=now, failure=f"StreamQuery {spec.query_ref.name!r} is being deleted")
     migrations = await ctx.kube.list(MIGRATIONS, namespace)
     candidates = [
         Candidate(

@@ -5,7 +5,9 @@ Each decision carries the actions of the phase it lands in; the act layer perfor
 idempotently (keyed by migration id) and repeats them on every tick until the observation says
 the phase's step is done, so an operator restarted at any point resumes where status stands.
 Before the hand-off a failure or a timeout rolls back to the origin (RollingBack → RolledBack);
-after it, the origin pods no longer own the partitions, so a failure ends in Failed.
+after it, the origin pods no longer own the partitions, so a failure ends in Failed. A migration
+whose query is deleted (`Observation.abandoned`) ends Failed from any phase at once: the query's
+pods go with it, so there is nothing to roll back to, and no pod is started for it any more.
 """
 
 from dataclasses import dataclass
@@ -82,6 +84,7 @@ class Observation:
     done: bool = False
     failure: str | None = None
     admitted: bool = False
+    abandoned: str | None = None  # the query is gone or being deleted: nothing to roll back to
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,8 @@ def transition(state: MachineState, obs: Observation, timeouts: Timeouts) -> Dec
         return Decision(phase, ())
     if phase is Phase.QUEUED:
         return _from_queued(state, obs)
+    if obs.abandoned is not None:  # its pods go with the query: no rollback, no more pods
+        return _enter(Phase.FAILED, state, f"{phase}: {obs.abandoned}")
     timeout = _timed_out(state, obs, timeouts)
     if phase is Phase.ROLLING_BACK:
         if obs.done:

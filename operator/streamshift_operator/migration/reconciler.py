@@ -10,7 +10,9 @@ the migration as the query's `status.lastMigration`.
 Finalizing records the cost first, then (with spec.verify) verifies the output, so the protocol's
 duration and gap never include the verification; its own duration is `cost.verificationSeconds`.
 The conditions (Progressing, Ready, Verified) follow the status on every write, and a
-verification that is not exact is a Warning Event.
+verification that is not exact is a Warning Event. Every tick looks at the pods the phase needs
+(`lost_pods`): one lost fails the step at once, naming the pod, instead of at the phase's
+timeout. A query deleted, or being deleted, abandons its migration (Failed at once).
 """
 
 import asyncio
@@ -24,6 +26,7 @@ from streamshift_operator.clients.kube import MIGRATIONS, STREAM_QUERIES
 from streamshift_operator.context import Context
 from streamshift_operator.migration import admission, output_gap
 from streamshift_operator.migration.hand_over import hand_over
+from streamshift_operator.migration.lost_pods import lost_pod
 from streamshift_operator.migration.phase_machine import (
     Action,
     MachineState,
@@ -139,7 +142,11 @@ async def _step(
     now: datetime,
 ) -> Observation:
     if query is None:
-        return Observation(now=now, failure=f"StreamQuery {spec.query_ref.name!r} was deleted")
+        return Observation(now=now, abandoned=f"StreamQuery {spec.query_ref.name!r} was deleted")
+    if query["metadata"].get("deletionTimestamp"):
+        return Observation(
+            now=now, abandoned=f"StreamQuery {spec.query_ref.name!r} is being deleted"
+        )
     qspec = StreamQuerySpec.model_validate(query["spec"])
     placed = StreamQueryStatus.model_validate(query.get("status") or {})
     meta = query["metadata"]
@@ -153,6 +160,11 @@ async def _step(
     view = await observe(ctx.kube, control, identity.namespace, identity.name)
     plan = (spec.target.plan or placed.plan or qspec.plan).wire()
     run = Run(ctx, control, name, identity, qspec, placed, status, view, plan)
+    taken = status.cost.state_bytes_moved is not None
+    origin, targets = [p for p, _ in run.origin()], [p for p, _ in run.targets()]
+    lost = lost_pod(status.phase, status.protocol, taken, origin, targets, view.pods, now)
+    if lost is not None:
+        return Observation(now=now, failure=lost)
     actions = actions_of(status.phase, status.protocol, spec.verify)
     try:
         done = await perform(run, tuple(a for a in actions if a not in CALLER_ACTIONS))

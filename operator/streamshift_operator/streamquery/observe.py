@@ -6,6 +6,7 @@ Nothing here writes, so a timer may call it as often as it likes.
 
 import asyncio
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from streamshift_operator.clients.control_api import ControlClient, WorkerReport
@@ -25,6 +26,7 @@ class PodView:
     ip: str | None
     restarts: int
     deleting: bool
+    ready_since: datetime | None = None  # when its Ready condition last changed
 
 
 @dataclass(frozen=True)
@@ -48,16 +50,18 @@ def pod_view(pod: Any) -> PodView:
     labels = pod.metadata.labels or {}
     status = pod.status
     conditions = (status.conditions or []) if status is not None else []
+    ready = [c for c in conditions if c.type == "Ready"]
     containers = (status.container_statuses or []) if status is not None else []
     return PodView(
         name=pod.metadata.name,
         epoch=int(labels.get(LABEL_EPOCH, "0")),
         instance=int(labels.get(LABEL_INSTANCE, "0")),
         phase=(status.phase if status is not None else None) or "Pending",
-        ready=any(c.type == "Ready" and c.status == "True" for c in conditions),
+        ready=any(c.status == "True" for c in ready),
         ip=status.pod_ip if status is not None else None,
         restarts=sum(c.restart_count or 0 for c in containers),
         deleting=pod.metadata.deletion_timestamp is not None,
+        ready_since=ready[0].last_transition_time if ready else None,
     )
 
 
