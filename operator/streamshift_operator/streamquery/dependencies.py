@@ -16,6 +16,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import urllib3
 from confluent_kafka import KafkaException
@@ -24,6 +25,7 @@ from minio import Minio
 from minio.error import MinioException
 
 from streamshift_operator.models.streamquery import StreamQuerySpec
+from streamshift_operator.streamquery.observe import QueryView
 
 KAFKA, STORE, SNAPSHOTS = "KafkaReady", "SnapshotStoreReady", "SnapshotsRecent"
 TIMEOUT_S = 5.0  # each call out waits at most this long
@@ -158,5 +160,17 @@ class Checks:
         self.found[key] = (time.monotonic(), found, placed)
         return found
 
-    def forget(self, key: str) -> None:
-        self.found.pop(key, None)
+
+def snapshot_age(
+    spec: StreamQuerySpec, view: QueryView, previous: list[dict[str, Any]], now: datetime
+) -> Finding:
+    """The age of the last snapshot a worker reports, against the interval; with none yet,
+    the time since the query became Ready (its `previous` conditions)."""
+    taken = [r.last_snapshot.created for r in view.reports.values() if r.last_snapshot]
+    ready = [c for c in previous if c["type"] == "Ready" and c["status"] == "True"]
+    since = _time(ready[0]["lastTransitionTime"]) if ready else None
+    return snapshots(max(taken, default=None), since, spec.snapshot.interval_seconds, now)
+
+
+def _time(value: str | datetime) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)

@@ -3,7 +3,9 @@
 Create, resume and update handlers and the observation timer all run `reconcile`, so a missed
 event, a deleted pod or an operator restart converge on the next pass. Each pass reads the object
 afresh and writes its status with the resourceVersion it read, so a pass never overwrites a
-placement a Migration's hand-over wrote meanwhile.
+placement a Migration's hand-over wrote meanwhile. Every pass records the query's dependencies
+(`dependencies`) as conditions, a failing one as Degraded with a Warning Event; before the first
+placement Kafka must answer with topics that fit the spec, recorded like an invalid spec.
 """
 
 from datetime import UTC, datetime
@@ -19,11 +21,14 @@ from streamshift_operator.models.common import SecretKeyRef
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
 from streamshift_operator.resources.names import selector
 from streamshift_operator.resources.pods import QueryIdentity
-from streamshift_operator.streamquery import act, status
+from streamshift_operator.streamquery import act, dependencies, status
 from streamshift_operator.streamquery.decide import follow_ups, initial_status, missing_pods
+from streamshift_operator.streamquery.dependencies import Finding
 from streamshift_operator.streamquery.observe import QueryView, observe
 from streamshift_operator.streamquery.plan_check import check_plan
 from streamshift_operator.streamquery.spec_diff import DiffType
+
+CHECKS = dependencies.Checks()  # each query's Kafka and S3, looked at every 10 s at most
 
 
 class Problem(Exception):
@@ -43,20 +48,26 @@ async def reconcile(ctx: Context, namespace: str, name: str, diff: DiffType) -> 
         return True
     now = datetime.now(UTC)
     previous = body.get("status", {})
+    current = StreamQueryStatus.model_validate(previous)
+    uid = body["metadata"]["uid"]
+    findings: list[Finding] = []
     try:
-        spec, token = await _validate(ctx, namespace, body["spec"])
+        spec, token, access, secret = await _validate(ctx, namespace, body["spec"])
+        placed_already = bool(current.instances)
+        findings = await CHECKS.findings(uid, spec, placed_already, access, secret)
+        if not placed_already:
+            _kafka_ready(findings)
+            await _topics(spec)
     except Problem as problem:
         if previous.get("message") != problem.message:
             events.warning(body, problem.reason, problem.message)
         patch = status.degraded(
-            previous.get("conditions", []), now, problem.reason, problem.message
+            previous.get("conditions", []), now, problem.reason, problem.message, findings
         )
         await ctx.kube.patch_status(STREAM_QUERIES, namespace, name, patch)
         raise
-    query = QueryIdentity(name, namespace, body["metadata"]["uid"])
-    current = StreamQueryStatus.model_validate(previous)
+    query = QueryIdentity(name, namespace, uid)
     if not current.instances:
-        await _topics(spec)
         placed = initial_status(spec)
         current = current.model_copy(
             update={"epoch": placed.epoch, "plan": placed.plan, "instances": placed.instances}
@@ -67,7 +78,9 @@ async def reconcile(ctx: Context, namespace: str, name: str, diff: DiffType) -> 
         if created:
             events.normal(body, "PodsCreated", f"created {', '.join(created)}")
     view = await _view(ctx, token, namespace, name)
-    patch = status.observed(current, view, name, now, previous.get("conditions", []))
+    findings.append(dependencies.snapshot_age(spec, view, previous.get("conditions", []), now))
+    _warn(body, findings, previous.get("conditions", []))
+    patch = status.observed(current, view, name, now, previous.get("conditions", []), findings)
     patch.update(
         epoch=current.epoch,
         plan=None if current.plan is None else current.plan.wire(),
@@ -83,7 +96,8 @@ async def reconcile(ctx: Context, namespace: str, name: str, diff: DiffType) -> 
 
 async def _validate(
     ctx: Context, namespace: str, raw: dict[str, Any]
-) -> tuple[StreamQuerySpec, str]:
+) -> tuple[StreamQuerySpec, str, str, str]:
+    """The spec, and the control token and S3 access and secret keys it names."""
     try:
         spec = StreamQuerySpec.model_validate(raw)
     except ValidationError as error:
@@ -96,8 +110,26 @@ async def _validate(
         ("spec.snapshot.credentials.accessKey", spec.snapshot.credentials.access_key),
         ("spec.snapshot.credentials.secretKey", spec.snapshot.credentials.secret_key),
     ]
-    values = [await _secret(ctx, namespace, field, ref) for field, ref in refs]
-    return spec, values[0]
+    token, access, secret = [await _secret(ctx, namespace, field, ref) for field, ref in refs]
+    return spec, token, access, secret
+
+
+def _kafka_ready(findings: list[Finding]) -> None:
+    """Before the first placement: Kafka must answer, its topics fit the spec (`Problem`)."""
+    for finding in findings:
+        if finding.condition == dependencies.KAFKA and not finding.ok:
+            raise Problem(finding.reason, finding.message, permanent=False)
+
+
+def _warn(body: dict[str, Any], findings: list[Finding], previous: list[dict[str, Any]]) -> None:
+    """A Warning Event for each dependency that fails anew (its condition was not failing
+    with the same reason before)."""
+    before = {c["type"]: c for c in previous}
+    for finding in findings:
+        old = before.get(finding.condition)
+        anew = old is None or old["status"] != "False" or old["reason"] != finding.reason
+        if not finding.ok and anew:
+            events.warning(body, finding.reason, finding.message)
 
 
 async def _secret(ctx: Context, namespace: str, field: str, ref: SecretKeyRef) -> str:

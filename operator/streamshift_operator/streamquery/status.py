@@ -5,9 +5,13 @@ status flips. Phase and conditions agree: Running ⇔ Ready, Migrating ⇔ Progr
 Degraded. Aggregates sum throughput and lag over the instances and take the minimum watermark
 (the query's output is complete up to the slowest instance); `readyInstances` says how many of
 the placed instances run and report (`ready/desired`, the Instances column), and
-`watermarkLagSeconds` how far that watermark trails the wall clock.
+`watermarkLagSeconds` how far that watermark trails the wall clock. Each dependency checked
+(`dependencies`: Kafka and its topics, the snapshot store, the snapshots' age) is a condition of
+its own; a failing one makes the query Degraded (its phase too, unless a migration runs) with
+the dependency's reason and message.
 """
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -19,6 +23,7 @@ from streamshift_operator.models.streamquery import (
     StreamQueryStatus,
 )
 from streamshift_operator.resources.names import pod_name
+from streamshift_operator.streamquery.dependencies import Finding
 from streamshift_operator.streamquery.observe import QueryView
 
 T, F = ConditionStatus.TRUE, ConditionStatus.FALSE
@@ -43,9 +48,14 @@ def conditions(
 
 
 def degraded(
-    previous: list[dict[str, Any]], now: datetime, reason: str, message: str
+    previous: list[dict[str, Any]],
+    now: datetime,
+    reason: str,
+    message: str,
+    findings: Sequence[Finding] = (),
 ) -> dict[str, Any]:
-    """The status patch of a query that cannot run until the user fixes something."""
+    """The status patch of a query that cannot run until the user fixes something, with the
+    conditions of its dependencies as found."""
     return {
         "phase": QueryPhase.DEGRADED.value,
         "message": message,
@@ -56,9 +66,14 @@ def degraded(
                 ("Ready", F, reason, message),
                 ("Progressing", F, reason, message),
                 ("Degraded", T, reason, message),
+                *map(_condition, findings),
             ],
         ),
     }
+
+
+def _condition(finding: Finding) -> tuple[str, ConditionStatus, str, str]:
+    return finding.condition, T if finding.ok else F, finding.reason, finding.message
 
 
 def observed(
@@ -67,8 +82,10 @@ def observed(
     query: str,
     now: datetime,
     previous: list[dict[str, Any]],
+    findings: Sequence[Finding] = (),
 ) -> dict[str, Any]:
-    """The status patch from one observation of the query's pods and workers."""
+    """The status patch from one observation of the query's pods and workers, and of its
+    dependencies (`findings`): one failing makes the query Degraded, with its reason."""
     instances = []
     for instance in current.instances:
         name = pod_name(query, current.epoch, instance.id)
@@ -116,6 +133,14 @@ def observed(
         phase = QueryPhase.DEPLOYING
         why = f"waiting for pods to run and report: {', '.join(waiting)}"
         updates = [("Ready", F, "InstancesNotReady", why), ("Progressing", T, "Deploying", why)]
-    updates.append(("Degraded", F, "Healthy", "no problem found"))
+    failing = [f for f in findings if not f.ok]
+    if failing:
+        why = "; ".join(f.message for f in failing)
+        updates.append(("Degraded", T, failing[0].reason, why))
+        if current.active_migration is None:
+            phase = QueryPhase.DEGRADED
+    else:
+        updates.append(("Degraded", F, "Healthy", "no problem found"))
+    updates += map(_condition, findings)
     patch.update(phase=phase.value, message=why, conditions=conditions(previous, now, updates))
     return patch
