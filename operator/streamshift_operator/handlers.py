@@ -17,6 +17,7 @@ from typing import Any
 import kopf
 
 from streamshift_operator import logs
+from streamshift_operator.clients import events
 from streamshift_operator.clients.kube import MIGRATIONS, STREAM_QUERIES
 from streamshift_operator.context import Context
 from streamshift_operator.migration.reconciler import tick
@@ -24,7 +25,7 @@ from streamshift_operator.models.common import GROUP, VERSION
 from streamshift_operator.models.migration import TERMINAL
 from streamshift_operator.models.streamquery import RetentionPolicy, StreamQuerySpec
 from streamshift_operator.resources.pods import QueryIdentity
-from streamshift_operator.streamquery import act
+from streamshift_operator.streamquery import act, deletion, stranded
 from streamshift_operator.streamquery.reconciler import Problem, reconcile
 from streamshift_operator.streamquery.spec_diff import DiffType, classify
 from streamshift_operator.ticker import Ticker
@@ -47,6 +48,8 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
     )
     memo["ctx"] = Context.start()
     memo["ticker"] = Ticker()
+    ctx = memo["ctx"]  # queries whose deletion no handler will finish (`stranded`)
+    memo["ticker"].start("stranded", lambda: stranded.sweep(ctx), stranded.SWEEP_S)
 
 
 @kopf.on.login()
@@ -136,19 +139,38 @@ def _deletes_snapshots(spec: Any, **_: Any) -> bool:
 
 @kopf.on.delete(*SQ, retries=30, when=_deletes_snapshots)
 async def query_deleted(
-    memo: Any, spec: Any, namespace: str | None, name: str, uid: str, logger: Any, **_: Any
+    memo: Any,
+    body: Any,
+    spec: Any,
+    namespace: str | None,
+    name: str,
+    uid: str,
+    runtime: Any,
+    logger: Any,
+    **_: Any,
 ) -> None:
     """Children go with the owner references; under retention policy Delete the workers are
-    stopped first (each writes a last snapshot), then every snapshot object is removed."""
+    stopped first (each writes a last snapshot), then every snapshot object is removed: tried
+    for `deletion.GIVE_UP_S`, then the finalizer lets go with an Event saying what stays."""
     model = StreamQuerySpec.model_validate(dict(spec))
     query = QueryIdentity(name, _namespace(namespace), uid)
     if not await act.stop_workers(_ctx(memo).kube, query):
         raise kopf.TemporaryError(
             "waiting for the workers to stop before removing snapshots", delay=2
         )
-    removed = await act.remove_snapshots(_ctx(memo).kube, query, model)
+    where = deletion.location(model, query.namespace, name)
+    try:
+        removed = await act.remove_snapshots(_ctx(memo).kube, query, model)
+    except deletion.StoreUnreachable as error:
+        verdict = deletion.after_failure(runtime.total_seconds(), str(error), where)
+        if verdict.retry:
+            raise kopf.TemporaryError(verdict.message, delay=deletion.RETRY_S) from None
+        events.warning(dict(body), "SnapshotsLeftBehind", verdict.message)
+        return
     if removed is None:
-        raise kopf.PermanentError("snapshot credentials are gone: the snapshots are kept")
+        gone = deletion.left_behind(where, "the snapshot credentials (Secrets) are gone")
+        events.warning(dict(body), "SnapshotsLeftBehind", gone)
+        return
     logger.info(f"removed {removed} snapshot objects")
 
 

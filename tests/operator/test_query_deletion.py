@@ -9,7 +9,8 @@ from typing import Any
 from operator_stack import Stack, stream_query
 from streamshift_operator.models.streamquery import StreamQuerySpec
 from streamshift_operator.streamquery.deletion import (
-    ATTEMPTS,
+    GIVE_UP_S,
+    RETRY_S,
     Verdict,
     after_failure,
     location,
@@ -20,19 +21,18 @@ NOW = datetime(2026, 11, 24, 19, 0, tzinfo=UTC)
 STACK = Stack("127.0.0.1:19092", "http://127.0.0.1:9", "a", "s", "kubeconfig")
 
 
-def test_removal_is_tried_a_bounded_number_of_times_then_let_go_with_what_stays() -> None:
+def test_removal_is_tried_for_a_bounded_time_then_let_go_with_what_stays() -> None:
     spec = StreamQuerySpec.model_validate(stream_query("q", "nexmark-q5", "p", STACK)["spec"])
     where = location(spec, "team", "q")
     assert where == "http://127.0.0.1:9 bucket operator-tests under team/q/"
-    for attempt in range(ATTEMPTS - 1):
-        verdict = after_failure(attempt, "unreachable", where)
-        assert verdict == Verdict(
-            True, f"removing snapshots failed (attempt {attempt + 1}): unreachable"
-        )
-    assert after_failure(ATTEMPTS - 1, "unreachable", where) == Verdict(
+    assert after_failure(0, "unreachable", where) == Verdict(
+        True, "removing snapshots failed (0 s in): unreachable"
+    )
+    assert after_failure(GIVE_UP_S - RETRY_S - 1, "unreachable", where).retry
+    assert after_failure(GIVE_UP_S - RETRY_S, "unreachable", where) == Verdict(
         False,
-        f"snapshots left behind at {where}: unreachable (after {ATTEMPTS} attempts); "
-        "remove them by hand",
+        f"snapshots left behind at {where}: unreachable (gave up after "
+        f"{GIVE_UP_S - RETRY_S:.0f} s); remove them by hand",
     )
 
 

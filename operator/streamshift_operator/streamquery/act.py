@@ -8,13 +8,12 @@ half-way simply runs again. Blocking clients (Kafka admin, MinIO) run in a threa
 import asyncio
 from typing import Any
 
-from minio import Minio
-
 from streamshift_operator.clients.kafka_topics import ensure_topics
 from streamshift_operator.clients.kube import Kube
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
 from streamshift_operator.resources.names import selector_labels
 from streamshift_operator.resources.pods import QueryIdentity, build_pod
+from streamshift_operator.streamquery import deletion
 from streamshift_operator.streamquery.children import build_configmap, build_service
 
 
@@ -53,24 +52,6 @@ async def deploy(
     return created
 
 
-def _endpoint(url: str) -> tuple[str, bool]:
-    return url.removeprefix("https://").removeprefix("http://").rstrip("/"), url.startswith(
-        "https://"
-    )
-
-
-def _remove(endpoint: str, access: str, secret: str, bucket: str, prefix: str) -> int:
-    host, secure = _endpoint(endpoint)
-    store = Minio(host, access_key=access, secret_key=secret, secure=secure)
-    if not store.bucket_exists(bucket):
-        return 0
-    names = [o.object_name for o in store.list_objects(bucket, prefix=prefix, recursive=True)]
-    for name in names:
-        if name is not None:
-            store.remove_object(bucket, name)
-    return len(names)
-
-
 async def stop_workers(kube: Kube, query: QueryIdentity) -> bool:
     """Delete the query's worker pods (they write a last snapshot); True once none is left."""
     pods = await kube.pods(query.namespace, selector_labels(query.name))
@@ -80,7 +61,8 @@ async def stop_workers(kube: Kube, query: QueryIdentity) -> bool:
 
 
 async def remove_snapshots(kube: Kube, query: QueryIdentity, spec: StreamQuerySpec) -> int | None:
-    """Delete the query's snapshot objects; None when the credentials cannot be read."""
+    """Delete the query's snapshot objects; None when the credentials cannot be read,
+    `deletion.StoreUnreachable` when the store does not answer (in `deletion.TIMEOUT_S`)."""
     creds = spec.snapshot.credentials
     access = await kube.secret_value(query.namespace, creds.access_key.name, creds.access_key.key)
     secret = await kube.secret_value(query.namespace, creds.secret_key.name, creds.secret_key.key)
@@ -88,5 +70,5 @@ async def remove_snapshots(kube: Kube, query: QueryIdentity, spec: StreamQuerySp
         return None
     prefix = f"{query.namespace}/{query.name}/"
     return await asyncio.to_thread(
-        _remove, spec.snapshot.endpoint, access, secret, spec.snapshot.bucket, prefix
+        deletion.remove, spec.snapshot.endpoint, access, secret, spec.snapshot.bucket, prefix
     )

@@ -4,9 +4,9 @@ remove the snapshot objects, and never hold the deletion for good.
 The snapshot store may be unreachable (a wrong endpoint, an outage) or the credentials gone (the
 namespace is being deleted, its Secrets first). Before, the delete handler retried for good with
 the S3 client's own five-minute timeouts, and the query's finalizer kept it, and its namespace,
-Terminating. Now each attempt waits `TIMEOUT_S` at most; the handler tries `ATTEMPTS` times,
-`RETRY_S` apart, then lets the finalizer go with a Warning Event saying what was left behind
-(`left_behind`), as it does at once when the credentials are gone.
+Terminating. Now each attempt waits `TIMEOUT_S` at most; the handler tries again `RETRY_S`
+apart for `GIVE_UP_S`, then lets the finalizer go with a Warning Event saying what was left
+behind (`left_behind`), as it does at once when the credentials are gone.
 """
 
 from dataclasses import dataclass
@@ -17,7 +17,7 @@ from minio.error import MinioException
 
 from streamshift_operator.models.streamquery import StreamQuerySpec
 
-ATTEMPTS = 5  # removal attempts before the finalizer lets go
+GIVE_UP_S = 60.0  # after the delete handler first ran, the finalizer lets go
 RETRY_S = 5.0  # between attempts
 TIMEOUT_S = 5.0  # each call to the store waits at most this long
 
@@ -44,12 +44,12 @@ def left_behind(where: str, why: str) -> str:
     return f"snapshots left behind at {where}: {why}; remove them by hand"
 
 
-def after_failure(attempt: int, error: str, where: str) -> Verdict:
-    """Whether removal attempt `attempt` (0-based, as kopf's `retry`) that failed with `error`
-    is tried again, or the deletion goes on without it."""
-    if attempt + 1 < ATTEMPTS:
-        return Verdict(True, f"removing snapshots failed (attempt {attempt + 1}): {error}")
-    return Verdict(False, left_behind(where, f"{error} (after {ATTEMPTS} attempts)"))
+def after_failure(running_s: float, error: str, where: str) -> Verdict:
+    """Whether a removal that failed with `error`, `running_s` seconds after the delete handler
+    first ran (kopf's `runtime`), is tried again, or the deletion goes on without it."""
+    if running_s + RETRY_S < GIVE_UP_S:
+        return Verdict(True, f"removing snapshots failed ({running_s:.0f} s in): {error}")
+    return Verdict(False, left_behind(where, f"{error} (gave up after {running_s:.0f} s)"))
 
 
 def remove(endpoint: str, access: str, secret: str, bucket: str, prefix: str) -> int:

@@ -8,7 +8,7 @@ was never removed. A query is stranded when its namespace is being deleted, or w
 being deleted for more than `STRANDED_S` (longer than the delete handler's bounded retries,
 `deletion`, so a query whose handler runs is left to it). The sweep does what the handler
 would (stop the workers, one attempt at removing the snapshots) and removes kopf's finalizer,
-saying what was left behind in the log and, where the namespace still takes them, an Event.
+saying what was left behind in the log and, where the namespace still takes one, an Event.
 """
 
 import asyncio
@@ -18,7 +18,6 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
-from streamshift_operator.clients import events
 from streamshift_operator.clients.kube import STREAM_QUERIES
 from streamshift_operator.context import Context
 from streamshift_operator.models.common import GROUP, VERSION
@@ -28,7 +27,7 @@ from streamshift_operator.streamquery import act, deletion
 
 KOPF_FINALIZER = "kopf.zalando.org/KopfFinalizerMarker"
 SWEEP_S = 30.0
-STRANDED_S = 90.0  # the delete handler's retries (`deletion.ATTEMPTS`) end well before
+STRANDED_S = 90.0  # the delete handler's retries (`deletion.GIVE_UP_S`) end well before
 
 log = logging.getLogger("streamshift.operator")
 
@@ -87,7 +86,7 @@ async def finish(ctx: Context, body: dict[str, Any]) -> None:
                 deletion.location(spec, query.namespace, query.name), why
             )
             log.warning(f"{said}: {message}")
-            events.warning(body, "SnapshotsLeftBehind", message)
+            await _warning(ctx, body, "SnapshotsLeftBehind", message)
     finalizers = [f for f in meta.get("finalizers") or [] if f != KOPF_FINALIZER]
     patch = {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}}
     try:
@@ -105,6 +104,34 @@ async def finish(ctx: Context, body: dict[str, Any]) -> None:
             raise
         return
     log.info(f"{said}: its finalizer removed", extra={"namespace": query.namespace})
+
+
+async def _warning(ctx: Context, body: dict[str, Any], reason: str, message: str) -> None:
+    """A Warning Event on the query, written directly: the sweep runs outside kopf's handlers,
+    whose event queue `events` posts through. A namespace being deleted takes none (logged)."""
+    meta = body["metadata"]
+    now = datetime.now(UTC)
+    event = {
+        "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
+        "involvedObject": {
+            "apiVersion": body["apiVersion"],
+            "kind": body["kind"],
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "uid": meta["uid"],
+        },
+        "type": "Warning",
+        "reason": reason,
+        "message": message,
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "count": 1,
+        "source": {"component": "streamshift-operator"},
+    }
+    try:
+        await asyncio.to_thread(ctx.kube.core.create_namespaced_event, meta["namespace"], event)
+    except ApiException as error:
+        log.info(f"no Event in namespace {meta['namespace']}: {error.reason}")
 
 
 async def _remove(ctx: Context, query: QueryIdentity, spec: StreamQuerySpec) -> str | None:
