@@ -101,7 +101,14 @@ def test_query_runs_reports_and_outputs_exactly(
         assert (instance["id"], instance["pod"], instance["ready"]) == (0, "q5-e0-0", True)
         assert instance["partitions"] == [0, 1, 2, 3] and status["replicas"] == 1
         conditions = {c["type"]: c["status"] for c in status["conditions"]}
-        assert conditions == {"Ready": "True", "Progressing": "False", "Degraded": "False"}
+        assert conditions == {
+            "Ready": "True",
+            "Progressing": "False",
+            "Degraded": "False",
+            "KafkaReady": "True",
+            "SnapshotStoreReady": "True",
+            "SnapshotsRecent": "True",
+        }
         assert cluster.pods(namespace)["q5-e0-0"].status.phase == "Running"
         inputs = nexmark("nexmark-q5", 20_000)
         produce(stack, namespace, inputs)

@@ -18,6 +18,7 @@ from streamshift_operator.models.migration import Protocol
 from streamshift_operator.resources.names import pod_name
 from streamshift_operator.resources.pods import build_pod
 from streamshift_operator.streamquery import act
+from streamshift_operator.streamquery.decide import missing_pods
 
 
 async def drain_origin(run: Run) -> bool:
@@ -109,9 +110,16 @@ async def stop_origin(run: Run) -> bool:
 async def retire_origin(run: Run) -> bool:
     """After the hand-over the origin pods own nothing: their deletion asked for is enough (a
     pod's grace period is no part of the migration; the query's reconciler sees it go), and
-    `delete_pod` returns only once the API server accepted it (or the pod is gone)."""
+    `delete_pod` returns only once the API server accepted it (or the pod is gone). A target
+    pod lost meanwhile runs the query's placement now: it is created again (recovering its
+    partitions from their snapshots and the committed offsets), as the query's reconciler
+    would once the migration ended, so Finalizing does not wait on it until its timeout."""
     for name in run.pods(run.status.origin_epoch):
         await run.ctx.kube.delete_pod(run.query.namespace, name)
+    if run.placed.epoch == run.status.target_epoch:  # the hand-over is recorded
+        lost = missing_pods(run.query.name, run.placed, run.view)
+        if lost:
+            await act.deploy(run.ctx.kube, run.query, run.spec, run.placed, lost, run.ctx.image)
     return True
 
 
