@@ -80,8 +80,9 @@ FLINK_PER_CORE = {"q5": 22_100, "q7": 12_300, "q8": 146_000}
 
 
 def plan_of(query: str) -> Plan:
-    """The Nexmark plan, a seed query (`seed-q1`: seed 000's Q1), or SMQ (seed 003, 6.3.1) as a
-    per-auction counter over bids."""
+    """The Nexmark plan, a seed query (`seed-q1`: Q1 of seed 000 (Pham et al., UniMiCo)), or SMQ
+    (seed 003 (Bartnik et al., On-the-fly Reconfiguration), 6.3.1) as a per-auction counter over
+    bids."""
     if query.startswith("seed-"):
         return builtin(query.removeprefix("seed-"))
     if query != "smq":

@@ -1,4 +1,5 @@
-"""Seed 001's cost model (section 5) beside measured migrations of a 3-way join reorder.
+"""The cost model of seed 001 (Zhu et al., Dynamic Plan Migration), section 5, beside measured
+migrations of a 3-way join reorder.
 
 The plan `(S join T) join U` becomes `(S join U) join T` (one key, so every pair within the
 window joins: sigma = 1) over a range of global windows `W`. Measured: moving-state's matching,

@@ -5,8 +5,9 @@ engine `Instance` over the in-memory log; the table lists the figures ARCHITECTU
 every migration (duration in event time and wall clock, output gap, events processed twice,
 state bytes moved, output held back, peak state size) and whether the output equalled the run
 without migration; a protocol that refuses the plan shows its reason instead. Then
-`bench.protocol_cost_model` sets seed 001's cost model beside measured migrations of a 3-way
-join reorder over a range of window sizes (table and out/protocols-cost-model.png).
+`bench.protocol_cost_model` sets the cost model of seed 001 (Zhu et al., Dynamic Plan Migration)
+beside measured migrations of a 3-way join reorder over a range of window sizes (table and
+out/protocols-cost-model.png).
 """
 
 from __future__ import annotations

@@ -262,8 +262,9 @@ def state_transfer(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def moving_state(run: dict[str, Any]) -> dict[str, Any]:
-    """Seed 001, 4.1: pause at markers as state-transfer does, then the target pulls the states
-    straight from the origin's control API (no S3) and resumes from the positions they cover."""
+    """Seed 001 (Zhu et al., Dynamic Plan Migration), 4.1: pause at markers as state-transfer does,
+    then the target pulls the states straight from the origin's control API (no S3) and resumes from
+    the positions they cover."""
     origin, target, moving = run["origin"], run["target"], {"partitions": run["moving"]}
     address = f"127.0.0.1:{origin['STREAMSHIFT_CONTROL_PORT']}"
     steps = Steps()

@@ -1,5 +1,6 @@
-"""The seed queries Q1, Q2, Q3 (seed 000, section 4) and SMQ (seed 003, 6.3.1) on small
-paper-style inputs, with the expected results worked out by hand in the comments."""
+"""The seed queries Q1, Q2, Q3 (seed 000 (Pham et al., UniMiCo), section 4) and SMQ (seed 003
+(Bartnik et al., On-the-fly Reconfiguration), 6.3.1) on small paper-style inputs, with the expected
+results worked out by hand in the comments."""
 
 from __future__ import annotations
 

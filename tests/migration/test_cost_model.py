@@ -1,4 +1,5 @@
-"""Seed 001 section 5's cost model, computed by hand on small join trees."""
+"""The cost model of seed 001 (Zhu et al., Dynamic Plan Migration), section 5, computed by hand
+on small join trees."""
 
 import pytest
 from streamshift_engine.migration.cost_model import (

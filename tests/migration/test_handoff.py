@@ -1,6 +1,6 @@
-"""The event-time horizons of the output split (seed 000 3.1.1, "Multiple window operators"):
-a window opened below the controlling one widens them, an operator aligned to its input's
-windows (Nexmark q5's top-k over the sliding counts) does not."""
+"""The event-time horizons of the output split (seed 000 (Pham et al., UniMiCo) 3.1.1, "Multiple
+window operators"): a window opened below the controlling one widens them, an operator aligned to
+its input's windows (Nexmark q5's top-k over the sliding counts) does not."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Seed 003's runtime modifications applied by state-transfer exactly once: every result before
-the marker comes from the old plan, every result after it from the new plan, none twice and none
-lost, checked against a brute-force reference of the stateful map query (SMQ) with a function."""
+"""The runtime modifications of seed 003 (Bartnik et al., On-the-fly Reconfiguration) applied by
+state-transfer exactly once: every result before the marker comes from the old plan, every result
+after it from the new plan, none twice and none lost, checked against a brute-force reference of the
+stateful map query (SMQ) with a function."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Parallel track ends by its monitor (seed 001 4.2.4): the old plan stops once its states hold
-no old tuple, which takes `W` for one level of range joins and `2W` for two (equation (4)), and
-`n` new tuples for a global `ROWS n` window (seed Q2)."""
+"""Parallel track ends by its monitor (seed 001 (Zhu et al., Dynamic Plan Migration) 4.2.4): the old
+plan stops once its states hold no old tuple, which takes `W` for one level of range joins and `2W`
+for two (equation (4)), and `n` new tuples for a global `ROWS n` window (seed Q2)."""
 
 from __future__ import annotations
 

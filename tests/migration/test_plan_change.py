@@ -1,6 +1,7 @@
-"""Plan changes by moving state (seed 001 4.1) and parallel track (4.2): a new join order of a
-3- and a 4-way join gives exactly the results of the run without migration; matched states are
-shared, unmatched ones recomputed (Algorithm 1) to the pairs brute force finds."""
+"""Plan changes by moving state (seed 001 (Zhu et al., Dynamic Plan Migration) 4.1) and parallel
+track (4.2): a new join order of a 3- and a 4-way join gives exactly the results of the run without
+migration; matched states are shared, unmatched ones recomputed (Algorithm 1) to the pairs brute
+force finds."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""UniMiCo's `ts_start` when the target connects inside a run of equal timestamps (seed 000
-3.1.1): a Kafka producer's batches need not end between two timestamps, so records with the
-target's first timestamp may lie just before its connect offset, unread by it."""
+"""UniMiCo's `ts_start` when the target connects inside a run of equal timestamps (seed 000 (Pham
+et al.) 3.1.1): a Kafka producer's batches need not end between two timestamps, so records with
+the target's first timestamp may lie just before its connect offset, unread by it."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""A plan change by moving state between worker processes (seed 001, 4.1): the origin runs the
-3-way range join `(S join T) join U`, the target `(S join U) join T`. The target matches the
-states by state id (S, U and T move, the state of S-T pairs is discarded), recomputes the state
-of S-U pairs from the moved S and U states (Algorithm 1) and resumes; input keeps arriving
-throughout, and the output read with `read_committed` equals the in-process reference exactly
-(both join orders give the same results, named by their base tuples)."""
+"""A plan change by moving state between worker processes (seed 001 (Zhu et al., Dynamic Plan
+Migration), 4.1): the origin runs the 3-way range join `(S join T) join U`, the target
+`(S join U) join T`. The target matches the states by state id (S, U and T move, the state of S-T
+pairs is discarded), recomputes the state of S-U pairs from the moved S and U states (Algorithm 1)
+and resumes; input keeps arriving throughout, and the output read with `read_committed` equals the
+in-process reference exactly (both join orders give the same results, named by their base
+tuples)."""
 
 from __future__ import annotations
 

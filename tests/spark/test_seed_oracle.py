@@ -1,5 +1,5 @@
-"""The Spark oracle agrees with the engine on the seed queries Q1, Q2, Q3 (seed 000, section 4)
-over generated `S`/`T` streams, and catches injected errors in them."""
+"""The Spark oracle agrees with the engine on the seed queries Q1, Q2, Q3 (seed 000 (Pham et al.,
+UniMiCo), section 4) over generated `S`/`T` streams, and catches injected errors in them."""
 
 from __future__ import annotations
 

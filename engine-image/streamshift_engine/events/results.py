@@ -2,9 +2,10 @@
 
 Every result carries the key group (`partition`) that produced it, its window bounds (`-1` when
 it has none) and the smallest and largest event time of the input tuples it combines (`min_ts`,
-`max_ts`: the combined-tuple timestamps of seed 001, lemma 2.2). The protocols filter results on
-these fields alone. `ids()` is `query|window_start|window_end|key`, so two result sets can be
-compared for missing and duplicate results by set difference.
+`max_ts`: the combined-tuple timestamps of seed 001 (Zhu et al., Dynamic Plan Migration), lemma
+2.2). The protocols filter results on these fields alone. `ids()` is
+`query|window_start|window_end|key`, so two result sets can be compared for missing and duplicate
+results by set difference.
 
 Results that are input records passed through (no result keys, no window) are identified by
 their place in the input, `source@partition:offset`: such a batch holds `places` (the source and

@@ -6,15 +6,16 @@ never accepted by one and refused by another. Plans are compared by what they co
 operators with their ids, types and parameters, output), never by name.
 
 - `unimico` moves a plan without changing it; it needs a controlling window whose boundaries are
-  event times (seed 000 3.1, equation (1)) or a global `ROWS` window (equation (2)), and state
-  that expires (`handoff`).
+  event times (seed 000 (Pham et al., UniMiCo) 3.1, equation (1)) or a global `ROWS` window
+  (equation (2)), and state that expires (`handoff`).
 - `parallel-track` runs the new plan beside the old one until the old holds no old tuple (seed
   001 4.2); it fits the plans `marking.refusal` accepts, on both sides, and a new plan that reads
   no further back before the split than the origin's split offsets reach (`marking.readback`).
-- `moving-state` shares or moves every matched state and recomputes the rest (seed 001 4.1);
-  `plan_change.refusal` says which changes it can carry.
+- `moving-state` shares or moves every matched state and recomputes the rest (seed 001 (Zhu et al.,
+  Dynamic Plan Migration) 4.1); `plan_change.refusal` says which changes it can carry.
 - `state-transfer` and `savepoint-restart` restore the origin's snapshot into the target, by
-  operator id (seeds 003, 004): they move a plan, they cannot change it.
+  operator id (seed 003, Bartnik et al., On-the-fly Reconfiguration; seed 004, UPM-CEP's State
+  Transfer): they move a plan, they cannot change it.
 """
 
 from __future__ import annotations

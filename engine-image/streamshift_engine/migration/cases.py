@@ -1,12 +1,12 @@
 """Random exactness cases for the protocols: a plan, its input, a start step and message delays.
 
 The property test (tests/migration) and `bench.verify_protocols` draw the same cases: the seed
-queries (seed 000 section 4: Q1, Q2, Q3; seed 003 6.3.1: SMQ), Nexmark q5, q7 and q8 on the
-engine's generator, and random window specs (time and tuple based, tumbling and sliding,
-aggregates keyed or global, joins by range, tumbling time or rows, a join feeding an aggregate,
-a time aggregate feeding a top-k that ranks its windows or opens its own on the same grid).
-Inputs are small so that hundreds of cases run in minutes; a `Case` is a pure function of its
-family and seed.
+queries (seed 000 (Pham et al., UniMiCo) section 4: Q1, Q2, Q3; seed 003 (Bartnik et al., On-the-fly
+Reconfiguration) 6.3.1: SMQ), Nexmark q5, q7 and q8 on the engine's generator, and random window
+specs (time and tuple based, tumbling and sliding, aggregates keyed or global, joins by range,
+tumbling time or rows, a join feeding an aggregate, a time aggregate feeding a top-k that ranks its
+windows or opens its own on the same grid). Inputs are small so that hundreds of cases run in
+minutes; a `Case` is a pure function of its family and seed.
 
 Besides those, plans users write next: session windows (`session`), a union of two or three
 inputs alone or feeding a window aggregate (`union`), a sliding time-window join alone or feeding

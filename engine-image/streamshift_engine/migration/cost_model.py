@@ -1,4 +1,5 @@
-"""The cost model of seed 001, section 5: how long moving-state and parallel-track migrate.
+"""The cost model of seed 001 (Zhu et al., Dynamic Plan Migration), section 5: how long moving-state
+and parallel-track migrate.
 
 A join plan is a binary tree of `JoinNode`s over `Stream` leaves (section 2.1). Every input of a
 join operator has a state whose id is the set of streams its tuples combine (section 4.1.1, the

@@ -5,13 +5,14 @@ onto Kafka and pods"); a pod runs one `Group` per partition group it owns, so a 
 pod without disturbing the watermark of the groups that stay. The protocols steer a group only
 from the outside, as docs/design/engine-api.md allows: an input filter (records below a
 timestamp are dropped before `feed`), an output filter (a predicate over `ResultBatch` rows,
-applied after `poll`), a hold-back buffer (seed 001 4.2.3: the new plan's results wait until the
-old plan is gone) and stop offsets on the reader (a marker position, seeds 003/004: the log is
-the upstream buffer). A group is also the in-process driver of the protocols' roles
-(`role.Role`): it implements their `InstancePort` and calls their hooks around each step, as the
-worker does. At a marker a group names the offsets its instance's state covers (the engine's
-`Instance.covered()`): records fed but not yet released are re-read by the next owner instead of
-being snapshotted."""
+applied after `poll`), a hold-back buffer (seed 001 (Zhu et al., Dynamic Plan Migration) 4.2.3: the
+new plan's results wait until the old plan is gone) and stop offsets on the reader (a marker
+position, seed 003 (Bartnik et al., On-the-fly Reconfiguration) and seed 004 (UPM-CEP, State
+Transfer): the log is the upstream buffer). A group is also the in-process driver of
+the protocols' roles (`role.Role`): it implements their `InstancePort` and calls their hooks around
+each step, as the worker does. At a marker a group names the offsets its instance's state covers
+(the engine's `Instance.covered()`): records fed but not yet released are re-read by the next owner
+instead of being snapshotted."""
 
 from __future__ import annotations
 

@@ -1,15 +1,15 @@
 """Where origin output ends and target output begins, for the protocols that move no state.
 
-UniMiCo (seed 000, 3.2) and parallel track (seed 001, 4.2) both split the results of a moving
-partition group at an event time `A`: the origin keeps every result whose *split time* is below
-`A`, the target every result at or after it. The split time of a windowed result is its window
-start (a window starting at `A` or later holds only tuples from `A` on); of a window-less join
-result it is `min_ts`, the earliest tuple it combines (seed 000 3.2.1: the origin suppresses
-joins whose tuples are all in the overlap; seed 001 4.2.2: the old root skips new-new joins).
-`A` lies on the controlling window's grid (`align`), and the origin has emitted all its results
-once its watermark passes `A + horizon(plan)`: the event time every window opened on the plan's
-path spans (seed 001 5.2: `W`, or `2W` for stacked joins; an operator aligned to its input's
-windows, such as q5's top-k, opens none).
+UniMiCo (seed 000 (Pham et al.), 3.2) and parallel track (seed 001 (Zhu et al., Dynamic
+Plan Migration), 4.2) both split the results of a moving partition group at an event time `A`: the
+origin keeps every result whose *split time* is below `A`, the target every result at or after it.
+The split time of a windowed result is its window start (a window starting at `A` or later holds
+only tuples from `A` on); of a window-less join result it is `min_ts`, the earliest tuple it
+combines (seed 000 3.2.1: the origin suppresses joins whose tuples are all in the overlap; seed 001
+4.2.2: the old root skips new-new joins). `A` lies on the controlling window's grid (`align`), and
+the origin has emitted all its results once its watermark passes `A + horizon(plan)`: the event time
+every window opened on the plan's path spans (seed 001 5.2: `W`, or `2W` for stacked joins; an
+operator aligned to its input's windows, such as q5's top-k, opens none).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Parallel track's old/new split of the results (seed 001, 4.2.1 and 4.2.2), and the plans it fits.
+"""Parallel track's old/new split of the results (seed 001 (Zhu et al., Dynamic Plan Migration),
+4.2.1 and 4.2.2), and the plans it fits.
 
 With `A` the event time before which tuples are old (`monitor`), a result is old when it combines
 an old tuple (`min_ts < A`, lemma 2.2's `TS_min`) and new otherwise. The old plan emits only old

@@ -1,11 +1,12 @@
 """The two runtime modifications of seed 003 (3.3): introduce an operator, replace a function.
 
 Each builds the new plan from the running one; `state-transfer` then applies it exactly once
-(seed 003 3.2): the modification marker fixes a position in every input partition, the old plan
-processes every record before it, the target instance of the new plan restores the old plan's
-state (operators keep their ids, so their state carries over) and processes every record from
-it on. Nothing is processed by both plans and nothing by neither, because the log is the upstream
-buffer and the snapshot records exactly the positions its state covers.
+(seed 003 (Bartnik et al., On-the-fly Reconfiguration) 3.2): the modification marker fixes a
+position in every input partition, the old plan processes every record before it, the target
+instance of the new plan restores the old plan's state (operators keep their ids, so their state
+carries over) and processes every record from it on. Nothing is processed by both plans and nothing
+by neither, because the log is the upstream buffer and the snapshot records exactly the positions
+its state covers.
 
 - `introduce_operator` (3.3.1): a new operator reads what `after` produced, and every consumer
   of `after` (or the output) reads the new operator instead. A new stateful operator starts

@@ -1,4 +1,5 @@
-"""`Monitor_Old_Box` (seed 001, section 4.2.4, Algorithm 3): does the old plan hold old tuples?
+"""`Monitor_Old_Box` (seed 001 (Zhu et al., Dynamic Plan Migration), section 4.2.4, Algorithm 3):
+does the old plan hold old tuples?
 
 Marking (section 4): the tuples in the old box at the migration start `T_M_start` are *old*, every
 later one *new*; a combined tuple is old when any of its sub-tuples is. The engine releases a

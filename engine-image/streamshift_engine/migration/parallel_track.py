@@ -1,5 +1,6 @@
-"""Parallel track (seed 001, section 4.2, Algorithm 3) in process: the coordinator's messages
-between the roles of `parallel_track_roles`, the same roles the worker runs.
+"""Parallel track (seed 001 (Zhu et al., Dynamic Plan Migration), section 4.2, Algorithm 3) in
+process: the coordinator's messages between the roles of `parallel_track_roles`, the same roles the
+worker runs.
 
 Phases:
 

@@ -1,6 +1,6 @@
-"""Parallel track's roles (seed 001, section 4.2, Algorithm 3), written once for both drivers:
-the old/new split of `marking`, the old-box check of `monitor` (`Monitor_Old_Box`, 4.2.4) and
-the `TupleGate` of a new plan's `ROWS` window.
+"""Parallel track's roles (seed 001 (Zhu et al., Dynamic Plan Migration), section 4.2, Algorithm 3),
+written once for both drivers: the old/new split of `marking`, the old-box check of `monitor`
+(`Monitor_Old_Box`, 4.2.4) and the `TupleGate` of a new plan's `ROWS` window.
 
 1. Origin `split` (`TrackOrigin`): the tuples it has released into its plan (event time before
    its watermark `A`) are old. From then on it emits, for the moving partitions, only results

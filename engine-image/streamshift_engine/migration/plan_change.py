@@ -1,4 +1,5 @@
-"""State matching for a plan change (seed 001, 4.1.1): which state of the new plan is which old one.
+"""State matching for a plan change (seed 001 (Zhu et al., Dynamic Plan Migration), 4.1.1): which
+state of the new plan is which old one.
 
 A plan's states are the stores of its stateful operators. For a symmetric join each input side
 has a state whose *state id* is its tuple schema (4.1.1): the set of streams its tuples combine,

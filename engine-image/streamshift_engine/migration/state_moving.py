@@ -14,9 +14,10 @@ Phases:
    a new pod starting) and its role restores the state and resumes from the positions it
    covers (moving-state: `matching-moving-recomputing`, Algorithms 1 and 2): `done`.
 
-`StateTransfer` is seeds 003 (3.2, 5.1) and 004; it also carries seed 003's runtime
-modifications (3.3.1 a new operator, 3.3.2 a replaced function): the new plan takes over exactly
-at the marker, with the old plan's state by operator id. `MovingState` is seed 001 4.1;
+`StateTransfer` is seed 003 (Bartnik et al., On-the-fly Reconfiguration), 3.2 and 5.1, with
+seed 004 (UPM-CEP, State Transfer); it also carries seed 003's runtime modifications (3.3.1 a new
+operator, 3.3.2 a replaced function): the new plan takes over exactly at the marker, with the old
+plan's state by operator id. `MovingState` is seed 001 (Zhu et al., Dynamic Plan Migration) 4.1;
 `SavepointRestart` is seed 003's baseline (stop with a savepoint, restore on a new instance).
 """
 

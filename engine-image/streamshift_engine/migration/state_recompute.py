@@ -1,4 +1,5 @@
-"""Moving and recomputing states into a new plan's instance (seed 001, 4.1, Algorithms 1 and 2).
+"""Moving and recomputing states into a new plan's instance (seed 001 (Zhu et al., Dynamic Plan
+Migration), 4.1, Algorithms 1 and 2).
 
 `move_states` runs after the old instance has drained to the marker (`cleanAccumulatedTuples`):
 

@@ -1,4 +1,4 @@
-"""UniMiCo's migration-timestamp arithmetic (seed 000, section 3), as pure functions.
+"""UniMiCo's migration-timestamp arithmetic (seed 000 (Pham et al.), section 3), as pure functions.
 
 - `time_migration_timestamp`: equation (1), time-based controlling window; for several inputs
   `ts_start` is the maximum of the per-input `ts_start_i` (section 3.1.1, "Multiple-input window").

@@ -1,4 +1,5 @@
-"""UniMiCo's hook on a tuple-based controlling window (seed 000, 3.1.1 equation (2), 3.2.2).
+"""UniMiCo's hook on a tuple-based controlling window (seed 000 (Pham et al.), 3.1.1 equation
+(2), 3.2.2).
 
 A `ROWS n` window with slide `s` fires after every `s`-th tuple it counts, over its last `n`
 tuples; which tuples close a window depends on how many came before, which no event time tells.

@@ -1,5 +1,5 @@
-"""UniMiCo (seed 000) in process: the coordinator's messages between the roles of
-`unimico_roles`, the same roles the worker runs.
+"""UniMiCo (seed 000 (Pham et al.)) in process: the coordinator's messages between the
+roles of `unimico_roles`, the same roles the worker runs.
 
 Phases (section 3.2):
 

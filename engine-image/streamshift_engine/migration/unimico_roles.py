@@ -1,4 +1,5 @@
-"""UniMiCo's roles (seed 000, section 3.2, Algorithms 1 and 2), written once for both drivers.
+"""UniMiCo's roles (seed 000 (Pham et al.), section 3.2, Algorithms 1 and 2), written once for
+both drivers.
 
 Target (`UniMiCoTarget`, Algorithm 1):
 1. Created, it reads the moving partitions from the log end (the connect offsets) and feeds

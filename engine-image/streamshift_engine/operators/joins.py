@@ -1,4 +1,5 @@
-"""Symmetric window joins of two inputs: purge, join, insert (seed 001, section 2), batch-wise.
+"""Symmetric window joins of two inputs: purge, join, insert (seed 001 (Zhu et al., Dynamic Plan
+Migration), section 2), batch-wise.
 
 The definition is per tuple: for each arriving tuple `t` of one side (in the deterministic merge
 order) the join 1) purges the other side's state, 2) joins `t` with the matching tuples left

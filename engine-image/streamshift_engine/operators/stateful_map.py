@@ -1,4 +1,5 @@
-"""Stateful map: a per-key counter appended to each record (the SMQ of seed 003, 6.3.1).
+"""Stateful map: a per-key counter appended to each record (the SMQ of seed 003 (Bartnik et al.,
+On-the-fly Reconfiguration), 6.3.1).
 
 Vectorised: per batch the records are grouped by (partition, key), numbered within their group
 in merge order, and offset by the group's count so far, which the `counts` store (a

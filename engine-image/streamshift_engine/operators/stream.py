@@ -2,10 +2,10 @@
 
 Between operators a stream is a `Batch` whose `source` is the producing node. Besides payload
 columns it may carry reserved columns: `_min_ts` and `_max_ts` (the combined-tuple timestamps of
-seed 001 lemma 2.2; absent means both equal `ts`), `_window_start`, `_window_end` (absent means
-the record has no window) and `_rank` (see `RANK`). A record's identity is deterministic: an
-input record is `source@partition:offset`; a windowed result is
-`source|window_start|window_end|keys`; a join result carries both sides' identities in `id`.
+seed 001 (Zhu et al., Dynamic Plan Migration) lemma 2.2; absent means both equal `ts`),
+`_window_start`, `_window_end` (absent means the record has no window) and `_rank` (see `RANK`). A
+record's identity is deterministic: an input record is `source@partition:offset`; a windowed result
+is `source|window_start|window_end|keys`; a join result carries both sides' identities in `id`.
 """
 
 from __future__ import annotations

@@ -8,11 +8,12 @@ pair whose records share several sliding windows joins once in each, as a result
 When the watermark reaches a window's end the window's records of both sides are joined with one
 sort and `searchsorted` over the join keys (no per-record Python), the results carry the window
 bounds, both parts' identities (the base tuples' ids, sorted and joined by `*`: the same under
-any join order, as `operators.joins` names them) and the min/max of their timestamps (seed 001
-lemma 2.2), and the window's rows are dropped. A row lives in exactly one window and leaves with
-it, so restored state never fires a window twice. Records straight from an input keep their
-identity unformatted (partition, offset, window bounds, key fields); it is formatted only for
-the records that join. A record leaves each of its windows as that window fires.
+any join order, as `operators.joins` names them) and the min/max of their timestamps (seed 001 (Zhu
+et al., Dynamic Plan Migration) lemma 2.2), and the window's rows are dropped. A row lives in
+exactly one window and leaves with it, so restored state never fires a window twice. Records
+straight from an input keep their identity unformatted (partition, offset, window bounds, key
+fields); it is formatted only for the records that join. A record leaves each of its windows as that
+window fires.
 """
 
 from __future__ import annotations

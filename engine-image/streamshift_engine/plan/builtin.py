@@ -1,7 +1,7 @@
 """Named built-in plans: the seed queries and, when present, the Nexmark queries.
 
-- `q1`: `SELECT * FROM S [Range 10 seconds], T [Range 10 seconds] WHERE S.l = T.l` (seed 000,
-  section 4): a symmetric range join, keyed by `l`.
+- `q1`: `SELECT * FROM S [Range 10 seconds], T [Range 10 seconds] WHERE S.l = T.l` (seed 000 (Pham
+  et al., UniMiCo), section 4): a symmetric range join, keyed by `l`.
 - `q2`: `SELECT sum(m) FROM S [Rows 5]` (seed 000, section 4): slide 1 tuple, global.
 - `q3`: `SELECT sum(S.m) FROM (Q1) [ROWS 5]` (seed 000, section 4.2): the join feeds a global
   `Rows 5` sum, which is the controlling window.

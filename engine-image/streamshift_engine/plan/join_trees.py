@@ -1,4 +1,5 @@
-"""Multi-way window joins as trees of binary range joins, in any join order (seed 001, 2.1).
+"""Multi-way window joins as trees of binary range joins, in any join order (seed 001 (Zhu et al.,
+Dynamic Plan Migration), 2.1).
 
 `A join B join C [Range W]` with one global window constraint (every pair of the combined tuples
 lies within `W`) is a binary tree of symmetric range joins, each keeping its two window states;

@@ -3,8 +3,9 @@
 A `Plan` is the validated form of a query DAG (see `plan.parse` for the YAML/JSON layout). Besides
 the nodes it records, per node, the fields it produces, the fields that key its results and
 whether its state is keyed by the partition key; from those it answers what the protocols ask:
-the controlling window (seed 000 section 3.1.1: the last window operator of the query), whether
-it joins, whether its state is unbounded, and whether it can run at parallelism > 1.
+the controlling window (seed 000 (Pham et al., UniMiCo) section 3.1.1: the last window operator of
+the query), whether it joins, whether its state is unbounded, and whether it can run at
+parallelism > 1.
 """
 
 from __future__ import annotations

@@ -18,14 +18,16 @@ Operator types and params (expressions use `plan.expressions`):
   in tuples, or `{kind: session, gap}`), `group_by: [fields]`, `aggregates: [{name, fn, field}]`
   with fn in count, sum, min, max, avg.
 - `window_join` (two inputs, left then right): `window` (`{kind: range, size}`: symmetric join of
-  tuples at most `size` ms apart, seed 001 section 2; `{kind: time, size}`: tumbling windows;
-  `{kind: rows, size}`: the last `size` tuples of each side), `on: [[left_field, right_field]]`.
-  Output fields are prefixed with the upstream node's name: `S.m`, `T.l`.
-  `{kind: time, size, slide}` with `slide < size`: sliding windows (Flink's sliding window
-  join): per window, the pairs of its records; a pair in several windows joins in each.
+  tuples at most `size` ms apart, seed 001 (Zhu et al., Dynamic Plan Migration) section 2;
+  `{kind: time, size}`: tumbling windows; `{kind: rows, size}`: the last `size` tuples of each
+  side), `on: [[left_field, right_field]]`. Output fields are prefixed with the upstream node's
+  name: `S.m`, `T.l`. `{kind: time, size, slide}` with `slide < size`: sliding windows (Flink's
+  sliding window join): per window, the pairs of its records; a pair in several windows joins in
+  each.
 - `union` (two or more `inputs`, no params): the records of streams with the same fields, merged
   (`UNION ALL`); each keeps its partition and event time.
-- `stateful_map`: `key`, `output` (default `count`): a per-key counter (SMQ, seed 003 6.3.1).
+- `stateful_map`: `key`, `output` (default `count`): a per-key counter (SMQ, seed 003 (Bartnik et
+  al., On-the-fly Reconfiguration) 6.3.1).
 - `topk`: `by`, `k` (default 1), `ties` (`all` or `first`), `group_by`, and optionally its own
   time `window`; otherwise it ranks within the windows of its (windowed) input.
 - `auction_close` (two inputs: auctions with int `id`, `expires`, `reserve`, then bids with int

@@ -1,4 +1,5 @@
-"""A parallel-track target following its origin (seed 001, 4.2.3, with `release-until`).
+"""A parallel-track target following its origin (seed 001 (Zhu et al., Dynamic Plan Migration),
+4.2.3, with `release-until`).
 
 The seed holds the new box's results until the old box is gone. `parallel_track.release_until`
 makes the held results due by the origin's watermark visible early; here the target asks for it

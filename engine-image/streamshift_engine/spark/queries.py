@@ -8,8 +8,9 @@ bounds for unwindowed results, key parts joined by `:`, and a record's own ident
 
 Semantics (those of `plan.nexmark_queries` and `plan.builtin`): windows are aligned to epoch 0;
 every window that holds an event is emitted (end of input fires the rest); top-k keeps ties.
-SMQ is the stateful map of seed 003 over bids (`key` = auction, `value` = price): each record
-gets its key's running count in event-time order (ties by partition, then offset).
+SMQ is the stateful map of seed 003 (Bartnik et al., On-the-fly Reconfiguration) over bids (`key` =
+auction, `value` = price): each record gets its key's running count in event-time order (ties by
+partition, then offset).
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
-"""The seed queries Q1, Q2 and Q3 (seed 000, section 4) in Spark SQL, for the oracle.
+"""The seed queries Q1, Q2 and Q3 (seed 000 (Pham et al., UniMiCo), section 4) in Spark SQL, for the
+oracle.
 
 Written from the queries' definitions and the engine's documented order (`runner`: records reach
 the plan in the merge order `(ts, input index, partition, offset)`, `S` before `T`), not from the
 engine's operators:
 
 - `q1`: `S [Range 10 s] join T [Range 10 s] on l`: every pair with equal `l` whose timestamps
-  are at most 10 s apart (seed 001 section 2: a combined tuple's span is at most the range). Its
-  id is the sorted identities of its parts (`S@p:o*T@p:o`); values `S.ts`, `S.l`, `S.m`, `T.ts`,
-  `T.l`, `T.m`.
+  are at most 10 s apart (seed 001 (Zhu et al., Dynamic Plan Migration) section 2: a combined
+  tuple's span is at most the range). Its id is the sorted identities of its parts (`S@p:o*T@p:o`);
+  values `S.ts`, `S.l`, `S.m`, `T.ts`, `T.l`, `T.m`.
 - `q2`: `sum(m) over S [Rows 5]`, sliding by one tuple, global: one result per `S` tuple in the
   merge order, over it and the four before it. Its key `row` is the closing tuple's identity;
   `window_start`/`window_end` are the oldest tuple's `ts` and the newest's plus one.

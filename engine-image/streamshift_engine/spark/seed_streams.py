@@ -1,4 +1,5 @@
-"""The seed queries' `S` and `T` streams (seed 000, section 4: tuples `(ts, l, m)`), generated.
+"""The seed queries' `S` and `T` streams (seed 000 (Pham et al., UniMiCo), section 4: tuples
+`(ts, l, m)`), generated.
 
 The Nexmark generator does not produce the seeds' streams, so this module defines them the same
 way: every field of event `i` is a counter-based draw of `(seed, i)` (`nexmark.draws`), so any

@@ -1,10 +1,10 @@
 """`CounterStore`: a count per (partition, key), looked up and updated a whole batch at a time.
 
-The state of the stateful map (SMQ, seed 003, 6.3.1). Per partition the keys are held as one
-sorted numpy array with the counts beside it, so a batch's groups are found with one
-`searchsorted` per partition and new keys are merged in with one `insert`, instead of a Python
-dict lookup per group. Snapshots are the columns `partition`, `key` and `count` (as the
-per-record store wrote them), in (partition, key) order.
+The state of the stateful map (SMQ, seed 003 (Bartnik et al., On-the-fly Reconfiguration), 6.3.1).
+Per partition the keys are held as one sorted numpy array with the counts beside it, so a batch's
+groups are found with one `searchsorted` per partition and new keys are merged in with one `insert`,
+instead of a Python dict lookup per group. Snapshots are the columns `partition`, `key` and `count`
+(as the per-record store wrote them), in (partition, key) order.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Per group, the window holds the last `size` tuples in the deterministic merge or
 every `slide`-th tuple of the group it emits the aggregate over the window (fewer than `size`
 tuples while the group fills up, as CQL's `[Rows n]` does). A result's `row` key is the identity
 of the tuple that closed the window; `window_start`/`window_end` are the event time of the
-window's oldest tuple and one past its newest, the bounds seed 000's equation (2) works with.
+window's oldest tuple and one past its newest, the bounds equation (2)
+of seed 000 (Pham et al., UniMiCo) works with.
 
 State per group: the `window` store keeps its last `size` tuples `(ts, min_ts, max_ts, identity,
 *values)`, the `seen` store its tuple count. A batch lays each group's kept tuples before its new

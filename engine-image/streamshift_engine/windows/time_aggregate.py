@@ -3,10 +3,10 @@
 Each batch is reduced, with numpy, into partials per (partition, pane, group) and appended to a
 `TableStore`. When the watermark reaches window ends, the panes are merged once and every window
 with `end <= watermark` fires in end order: its panes are reduced per (partition, group) into
-results carrying the window bounds and the min/max event times of their inputs (seed 001 lemma
-2.2). A pane is dropped after the last window containing it has fired. Per partition, the
-`progress` store keeps the watermark up to which windows have fired, so state restored on
-another instance fires exactly the windows not yet fired where it came from.
+results carrying the window bounds and the min/max event times of their inputs (seed 001 (Zhu et
+al., Dynamic Plan Migration) lemma 2.2). A pane is dropped after the last window containing it has
+fired. Per partition, the `progress` store keeps the watermark up to which windows have fired, so
+state restored on another instance fires exactly the windows not yet fired where it came from.
 """
 
 from __future__ import annotations
