@@ -69,8 +69,8 @@ SEED = 2024
 CONFIG = GeneratorConfig()
 QUERIES = ("q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "smq", "seed-q1", "seed-q3")
 BASELINE = "e0c894f"
-"""The main commit before joins took merged batches (issue 21): its figures are the ones no
-query may fall below."""
+"""The main commit before joins took merged batches: its figures are the ones no query may fall
+below."""
 JOINS = ("q3", "seed-q1", "seed-q3")
 """Queries whose joins interleave their inputs: also run at the finer slices of `--slices`."""
 SEED_STREAMS = SeedStreamConfig(keys=1_600)
@@ -160,7 +160,8 @@ def encode_polls(events: int, batch: int, inputs: tuple[str, ...], fmt: str) -> 
 
 def _packed(records: list[bytes]) -> tuple[bytes, list[int]]:
     """JSON records of a poll as one buffer and their ends: kept packed, they do not pin the
-    allocator arenas of the generator's garbage (unpacked, 1M events held 4 GB)."""
+    allocator arenas of the generator's garbage (unpacked, each held record keeps a whole arena
+    of that garbage mapped)."""
     return b"".join(records), np.cumsum([len(r) for r in records]).tolist()
 
 

@@ -15,18 +15,17 @@ count; they fetch ahead of the loop, so theirs is taken over the whole run, the 
 share of it, and printed as a share of the worker's CPU). Each case's input is produced once and
 read by `--repeats` fresh workers (own consumer group, transactional id and output topics), and
 the in-process engine runs as many times, once before the workers and the rest after; each
-side's best run counts, as `timeit` keeps the best: on this shared machine the rate of either
-side moved by up to a third between identical runs (the worker's per CPU second 240K-341K on
-q8 JSON), and what other jobs do to a run only ever slows it. Every run's rate is printed. The final
-line takes the lower per-CPU-second ratio over the queries: on a machine shared with other jobs
-the wall clock mostly measures how the scheduler split the cores between two runs made at
-different times, while CPU time measures the work; with a core to spare the worker's wall-clock
-rate is at least that ratio (its librdkafka threads run beside the loop). Each case also prints
-the ratio the Kafka client threads alone allow (the worker's loop as cheap as the in-process
-engine): on columnar records they receive ~470 bytes an event on q8 (most of it Nexmark's
-`extra` padding, which no query reads) for an engine that spends 0.4-0.5 us an event. And it
-prints the CPU microseconds an event of each part: the engine in process; the worker's own
-threads (loop, commit thread, control API); its Kafka client threads, with the share of theirs
+side's best run counts, as `timeit` keeps the best: on this shared machine the rate of either side
+varies widely between identical runs (docs/performance.md), and what other jobs do to a run only
+ever slows it. Every run's rate is printed. The final line takes the lower per-CPU-second ratio over
+the queries: on a machine shared with other jobs the wall clock mostly measures how the scheduler
+split the cores between two runs made at different times, while CPU time measures the work; with a
+core to spare the worker's wall-clock rate is at least that ratio (its librdkafka threads run beside
+the loop). Each case also prints the ratio the Kafka client threads alone allow (the worker's loop
+as cheap as the in-process engine): on columnar records they receive many bytes an event that no
+query reads (most of them Nexmark's `extra` padding), while the engine's own work per event is
+small. And it prints the CPU microseconds an event of each part: the engine in process; the worker's
+own threads (loop, commit thread, control API); its Kafka client threads, with the share of theirs
 spent in the kernel (receiving the fetched bytes); and the broker meanwhile (its pid from `make
 up`'s pid file), which shares the machine's cores with the worker. Topics are deleted after each
 case.

@@ -4,8 +4,8 @@ On `local[2]` with the stack's Kafka (`make up`): the Nexmark generator writes `
 through Spark's Kafka sink into fresh topics (8 partitions), in JSON (one event per record) and
 in the columnar format (Arrow IPC, many events per record), with `GenerateSpec`'s defaults (one
 Spark task on `local[2]`, see there). Each wire first writes `--warmup`
-events (the JVM's JIT and the Python workers' imports: a first 1M-event JSON write costs about
-1.5 times the CPU of the next), then `--repeats` measured writes; the rate reported is their
+events (the JVM's JIT and the Python workers' imports make a first write cost more CPU than
+the next), then `--repeats` measured writes; the rate reported is their
 median, counted as events written per second of wall time, Spark job start included. Each run
 also shows the CPU seconds of Spark's processes (JVM and Python workers, from /proc), which
 stay meaningful when other work shares the cores, and the machine's 1-minute load average

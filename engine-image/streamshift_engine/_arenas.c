@@ -6,11 +6,9 @@
  * unmaps an arena as soon as its last object is freed (it keeps one empty arena at most). The
  * engine builds and drops tens of MB of such objects per batch (a JSON worker's record values,
  * msgspec's decoded records, result rows), so every batch mapped fresh arenas, took a page fault
- * and a zeroed page per 4 KB touched, and unmapped them again: 17% of a q5 JSON worker loop's
- * CPU (perf: page faults under _PyObject_Malloc 13%, munmap 3.5%). A kept arena is reused as it
- * is, its pages already resident (pymalloc needs no zeroed memory): the worker's events per CPU
- * second went from 0.63-0.64M to 0.88-0.95M with 256 MiB kept, 0.94M with 64 MiB; the
- * in-process engine's from 1.31-1.34M to 1.50-1.71M.
+ * and a zeroed page per 4 KB touched, and unmapped them again: a large share of a JSON worker
+ * loop's CPU went to those page faults and unmaps (docs/performance.md). A kept arena is reused
+ * as it is, its pages already resident (pymalloc needs no zeroed memory).
  *
  * `keep(limit)` installs the allocator (once per process; Python's own allocator stays
  * underneath it: arenas come from it and go back to it) and sets how many bytes of freed arenas

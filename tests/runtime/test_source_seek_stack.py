@@ -1,10 +1,9 @@
 """The Kafka source on the local stack: a paused partition sought back to an earlier offset is read
 again, every time. A UniMiCo target pauses its partitions once it has probed their first event
 times and seeks back to where it connected when it activates; a partition left paused there was
-never read again, and its results after the hand-off were missing (issue 6: one run of the
-operator's `kubectl scale` test in twelve on a loaded machine). The stall is rare per seek (about
-one in 10,000 with `resume` after `assign`): six sources seek 32 positions back 40 times each,
-about 7,700 seeks, and caught the old order in 1 of 5 runs."""
+never read again, and its results after the hand-off were missing. The stall is rare per seek
+with `resume` after `assign` (docs/performance.md), so six sources seek 32 positions back 40 times
+each, about 7,700 seeks."""
 
 from __future__ import annotations
 

@@ -10,11 +10,10 @@ when that meets a malformed record does the batch fall back to checking record b
 malformed record (bad JSON, not an object, missing field, wrong type, integer outside int64)
 becomes a `DeadLetter` with a precise reason, and decoding continues with the next record.
 
-Parsing all records of a poll in one `orjson.loads` call, joined into a JSON array, parses about
-1.3 to 2 times faster (measured on Nexmark bids), but is not exact: records that are each
-malformed can join into a valid array of the right length (`{"a":[{}` then `{}]}` make one
-object, `{},{}` makes two), so a poll could be decoded wrongly instead of dead-lettered. Each
-record is therefore parsed on its own.
+Parsing all records of a poll in one `orjson.loads` call, joined into a JSON array, saves a call per
+record (docs/performance.md), but is not exact: records that are each malformed can join into a
+valid array of the right length (`{"a":[{}` then `{}]}` make one object, `{},{}` makes two), so a
+poll could be decoded wrongly instead of dead-lettered. Each record is therefore parsed on its own.
 
 The columnar format is one Arrow IPC stream per Kafka record holding a whole `Batch`: the
 payload columns plus `__ts`, `__partition` and `__offset`, the source name in the schema
@@ -117,9 +116,8 @@ def _collector_paused() -> Iterator[None]:
 
     Parsing or serialising a batch creates many short-lived dicts and strings but no reference
     cycles (reference counting frees them), yet their allocation keeps triggering collections
-    that rescan every live object: measured, `orjson.dumps` over 100K results took 22 us per
-    record with the collector running and 3 us with it paused. It is resumed, and only if it
-    was enabled, when the block ends.
+    that rescan every live object, which costs several times the conversion itself. It is
+    resumed, and only if it was enabled, when the block ends.
     """
     was_enabled = gc.isenabled()
     gc.disable()

@@ -2,16 +2,16 @@
  * _fastconsume: one batched consume from a confluent-kafka Consumer's own librdkafka handle,
  * returned as packed columns instead of one Python `Message` per record.
  *
- * confluent-kafka's `Consumer.consume` builds a `Message` object per record (about 0.8 us, 1.4 us
- * with the collections its allocations trigger) and reading its fields costs another 0.2 us; a
- * JSON worker's whole engine work is about 1 us per event. `consume` here calls the same
+ * confluent-kafka's `Consumer.consume` builds a `Message` object per record, and reading its
+ * fields costs more again: together about as much as a JSON worker's whole engine work per event
+ * (docs/performance.md). `consume` here calls the same
  * `rd_kafka_consume_batch_queue` on the same handle, with the GIL released, then builds in one
  * C loop: the values, and the partitions (int32), Kafka offsets (int64) and topic indices
  * (int32, into the `topics` tuple given) as packed bytes that the caller wraps with numpy.
  * Values are `Payload` objects that own their message and expose its payload through the
  * buffer protocol (a null value as an empty buffer), for msgspec and Arrow to read in place:
- * copying a 470 KB columnar record into fresh bytes cost 0.1-0.4 ms of CPU (page faults of new
- * memory and the copy), 20 us without; a JSON record's copy was 0.04 us an event on q5.
+ * copying a large columnar record into fresh bytes costs page faults of new memory and the copy,
+ * many times the rest of its consume.
  * Assignment, seek, pause/resume, commits and offset look-ups stay with confluent-kafka on the
  * same handle. `wake` (rd_kafka_queue_yield) ends a consume waiting in another thread, so the
  * worker's control commands do not wait for its consume's timeout.

@@ -251,9 +251,9 @@ class Worker:
 
     def release(self, partitions: Collection[int]) -> None:
         """Hand `partitions` over: commit, then forget their state, positions and markers.
-        Their state is dropped `later` (copying what stays, 0.04-0.06 s for q8's 70 MB): the
-        partitions are neither read nor fed from here on, so a release's answer, and with it
-        the target's start, need not wait for it."""
+        Their state is dropped `later` (it copies what stays, which takes a while on a large state):
+        the partitions are neither read nor fed from here on, so a release's answer, and with it the
+        target's start, need not wait for it."""
         self.commit()
         for position in [p for p in self.consumed if p[1] in set(partitions)]:
             self.consumed.pop(position, None)

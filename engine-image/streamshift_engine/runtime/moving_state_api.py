@@ -11,9 +11,9 @@ the side that knows the plan it will run, so matching by state id happens where 
 
 The export travels as the origin's parts, written in slices of `WRITE_CHUNK` (asyncio's socket
 transport buffers what the socket does not take at once in a bytearray, and moves the rest of it
-down after every send: one 29 MB write cost that move per send); the target reads it with a
-blocking HTTP client in a thread of its own, straight into one preallocated buffer
-(`readinto`), the buffer its restored state then views.
+down after every send: one large write would pay that move on every send); the target reads it with
+a blocking HTTP client in a thread of its own, straight into one preallocated buffer (`readinto`),
+the buffer its restored state then views.
 
 Each step runs once per migration (and per partition set for `export`): a repeated or concurrent
 call awaits the first one's answer, so an operator retrying after a timeout, or a target pulling

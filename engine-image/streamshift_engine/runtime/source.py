@@ -13,9 +13,8 @@ value; everything else (assignment, seeks, pause and resume, commits, offset loo
 through confluent-kafka on the same handle. Values are never copied out: msgspec decodes a JSON
 record, and Arrow a columnar one, where the consumer holds it (a `Payload`); a fetch returns
 only what was decoded (copies of the columns read), so no record outlives it (librdkafka's
-close waits for records still held). Copying them out as bytes cost a 470 KB q8 columnar record
-0.1-0.4 ms of the loop's CPU (page faults of fresh memory and the copy), several times the rest
-of its consume; on q5 JSON, 0.04 us of the worker's own 0.68 us an event.
+close waits for records still held). Copying a large columnar record out as bytes costs the
+loop more CPU (page faults of fresh memory and the copy) than the rest of its consume.
 
 Every fetch tells the loop's `Progress` (liveness) which partitions it returned records of and,
 for those it read and returned none of, whether input waited on them: the loop is not alive when
@@ -89,16 +88,13 @@ class KafkaSource:
                 "auto.offset.reset": "earliest",
                 "fetch.min.bytes": 1,
                 # Fetch responses of at most 8 MB (2 MB a partition; a larger record still
-                # comes whole): reading 406 MB of q8 columnar records took the consumer
-                # 0.34 s of CPU against 0.54 s with 64 MB ones (three runs each).
+                # comes whole): the consumer spends less CPU on them than on 64 MB ones.
                 "max.partition.fetch.bytes": 2 << 20,
                 "fetch.max.bytes": 8 << 20,
                 "queued.min.messages": 200000,
                 # Once the queue holds `queued.min.messages` (or 64 MB), librdkafka postpones
-                # the next fetch by this long (1 s by default): the loop emptied the queue in
-                # a fraction of that and then waited, idle 46% (q8 JSON) to 74% (q8 columnar)
-                # of the time with a backlog in Kafka. At 10 ms: 164K -> 330-430K events/s on
-                # q8 JSON, 208-267K -> 0.94-1.16M on q8 columnar (`make bench-runtime`).
+                # the next fetch by this long (1 s by default): the loop empties the queue in
+                # a fraction of that and would then wait idle with a backlog in Kafka.
                 "fetch.queue.backoff.ms": 10,
                 "enable.partition.eof": False,  # an EOF would come as an error record: raised
             }
@@ -117,15 +113,14 @@ class KafkaSource:
         Paused partitions are resumed before they are assigned, not after: a resume issued right
         after `assign` races with the fetch start librdkafka's own thread makes for the
         assignment, and now and then the partition stays paused for good, with no error
-        (librdkafka issue 5591; here 5 of 52,000 paused partitions sought back stalled with the
-        old order, none of 46,000 with this one). A UniMiCo target seeks back to its connect
-        offsets after its probe paused them, a replay ends by seeking back from the positions
-        it paused at: a stalled partition's results went missing (issue 6).
+        (librdkafka issue 5591). A UniMiCo target seeks back to its connect offsets after its
+        probe paused them, a replay ends by seeking back from the positions it paused at: a
+        stalled partition's results would go missing.
 
         The metadata of a topic this consumer reads none of yet is asked for first: librdkafka
         otherwise starts fetching a newly assigned topic's partitions only once it learns their
-        leader on its own, 1.0 s after the `assign` (measured on every try), so a migration's
-        target, holding with nothing assigned, read its first records a second late."""
+        leader on its own, about a second after the `assign`, so a migration's target, holding
+        with nothing assigned, would read its first records that much late."""
         reading = {self.topics[name] for name, _ in self.assigned}
         for topic in sorted({self.topics[name] for name, _ in positions} - reading):
             self.consumer.list_topics(topic, timeout=10.0)

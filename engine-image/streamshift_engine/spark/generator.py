@@ -15,12 +15,10 @@ keyed by the partition number. The Kafka partition of a record is the engine's k
 (`Batch.partition`), written explicitly. A task hands Spark one Arrow batch a chunk, all kinds
 together.
 
-Every task generates every chunk, in both formats: that costs about 0.5 us of CPU an event
-more per extra task, while generating each chunk once and shuffling the encoded records to
-their owning task cost more: `columnar` did that, and took about 3 us of Spark CPU an event
-against about 2 us now, more than `json` despite its few records, as the shuffle writes, reads
-and sorts the records' bytes (about 150 an event as Arrow IPC, 170 as JSON: the string
-columns dominate both).
+Every task generates every chunk, in both formats: that costs some CPU per event for each extra
+task, while generating each chunk once and shuffling the encoded records to their owning task
+costs more, as the shuffle writes, reads and sorts the records' bytes (in both formats the string
+columns dominate them).
 """
 
 from __future__ import annotations

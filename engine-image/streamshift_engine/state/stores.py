@@ -51,8 +51,8 @@ class TableStore(StateStore):
     """A columnar table; `columns` always includes an int32 `partition` column.
 
     Rows are appended into spare capacity that doubles when it runs out, so an append copies
-    only the new rows (amortised): with a whole-table concatenation a q8 worker holding 100 MB
-    of join state spent 35-55 ms on every step's few hundred new rows. `columns` hands out
+    only the new rows (amortised): a whole-table concatenation would copy all of a large join
+    state on every step's few new rows. `columns` hands out
     views of the first `len` rows; rows appended later never change what an earlier view
     shows, and arrays given to `replace` are never written to (they have no spare capacity:
     the first append that adds rows makes buffers of its own)."""
