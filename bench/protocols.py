@@ -1,8 +1,8 @@
 """`make bench-protocols`: what each migration protocol costs on Nexmark q5, q8 and seed Q3.
 
 For every query and protocol one migration (a move of the whole partition group) runs on the
-engine `Instance` over the in-memory log; the table lists the figures ARCHITECTURE.md asks of
-every migration (duration in event time and wall clock, output gap, events processed twice,
+engine `Instance` over the in-memory log; the table lists the figures every migration is priced
+by (`migration.run.Cost`: duration in event time and wall clock, output gap, events processed twice,
 state bytes moved, output held back, peak state size) and whether the output equalled the run
 without migration; a protocol that refuses the plan shows its reason instead. Then
 `bench.protocol_cost_model` sets the cost model of seed 001 (Zhu et al., Dynamic Plan Migration)

@@ -1,7 +1,7 @@
 """A partition group at work: one engine instance, its log reader, its filters and its counters.
 
-The unit that moves is a partition group (key groups, ARCHITECTURE.md "How the protocols map
-onto Kafka and pods"); a pod runs one `Group` per partition group it owns, so a group leaves a
+The unit that moves is a partition group (key groups, docs/architecture.md "How the protocols
+map onto Kafka and pods"); a pod runs one `Group` per partition group it owns, so a group leaves a
 pod without disturbing the watermark of the groups that stay. The protocols steer a group only
 from the outside, as docs/design/engine-api.md allows: an input filter (records below a
 timestamp are dropped before `feed`), an output filter (a predicate over `ResultBatch` rows,

@@ -8,8 +8,8 @@ consumers: each has its own position per partition and can seek by offset or by 
 (`offset_for_time`: the first offset whose timestamp is `>= t`, found by scanning as Kafka's
 `offsetsForTimes` does, so on disordered data records before it may still have later timestamps
 and records after it earlier ones), so an origin and a target can read the same
-partitions from different points, as ARCHITECTURE.md "How the protocols map onto Kafka and pods"
-describes.
+partitions from different points, as docs/architecture.md ("How the protocols map onto Kafka and
+pods") describes.
 """
 
 from __future__ import annotations

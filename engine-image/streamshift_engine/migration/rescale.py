@@ -1,7 +1,7 @@
 """Rescale a query from N to M instances: the partition groups that change owner move.
 
-A pod runs one `Group` per partition group (ARCHITECTURE.md, "How the protocols map onto Kafka
-and pods"; a partition is a key group), named `pod-<i>/p<partition>`. Instance `i` of `n` owns
+A pod runs one `Group` per partition group (docs/architecture.md, "How the protocols map onto
+Kafka and pods"; a partition is a key group), named `pod-<i>/p<partition>`. Instance `i` of `n` owns
 the contiguous partitions `[ceil(i*p/n), ceil((i+1)*p/n))`, as Flink assigns key groups and as
 the operator does. Rescaling from `n` to `m` moves every partition whose owner changes, each by
 its own run of the chosen protocol, all at once from the same step; each move has its own message
