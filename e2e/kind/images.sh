@@ -102,7 +102,7 @@ build_operator() {
 build_kafka() {
   [ -f "$OPT/kafka-$KAFKA_VERSION/lib/kafka_2.13-$KAFKA_VERSION.jar" ] || "$REPO/dev/setup.sh"
   timed kafka podman build --build-arg "DEBIAN=$DEBIAN_IMAGE" \
-    --build-context "kafka=$OPT/kafka-$KAFKA_VERSION" \
+    --build-context "kafka=$OPT/kafka-$KAFKA_VERSION" --build-context "lib=$REPO/dev/lib" \
     -f "$IMAGES/kafka.Containerfile" -t "$KAFKA_IMAGE" "$IMAGES"
 }
 
