@@ -16,8 +16,8 @@ from streamshift_engine.operators.topk import TopK
 from streamshift_engine.operators.union import Union
 from streamshift_engine.operators.window_join import TumblingWindowJoin
 from streamshift_engine.pipeline import Pipeline
+from streamshift_engine.plan.fields import FIELD_TYPES, window_spec
 from streamshift_engine.plan.model import NodeInfo, OperatorSpec, Plan
-from streamshift_engine.plan.parse import FIELD_TYPES, window_spec
 from streamshift_engine.windows.aggregates import AggregateSpec
 from streamshift_engine.windows.assigners import RowsWindows, SessionWindows, TimeWindows
 from streamshift_engine.windows.rows_aggregate import RowsWindowAggregate

@@ -55,23 +55,18 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 import yaml
 
 from streamshift_engine.plan.errors import PlanError
-from streamshift_engine.plan.expressions import ExpressionError, compile_expression
+from streamshift_engine.plan.fields import FIELD_TYPES, positive
 from streamshift_engine.plan.model import (
     InputSpec,
     NodeInfo,
     OperatorSpec,
     Plan,
     WatermarkSpec,
-    WindowSpec,
 )
-
-FIELD_TYPES = {"int": np.int64, "float": np.float64, "str": object, "bool": np.bool_}
-AGGREGATES = frozenset({"count", "sum", "min", "max", "avg"})
+from streamshift_engine.plan.validate import VALIDATORS
 
 
 def parse_plan(source: str | Mapping[str, Any]) -> Plan:
@@ -146,15 +141,6 @@ def _string(raw: Mapping[str, Any], key: str, node: str, default: str | None = N
     return value
 
 
-def _positive(
-    raw: Mapping[str, Any], key: str, node: str, default: int | None = None, prefix: str = ""
-) -> int:
-    value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise PlanError(node, prefix + key, f"must be a positive integer, got {value!r}")
-    return value
-
-
 def _input(raw: Any, index: int) -> InputSpec:
     if not isinstance(raw, Mapping):
         raise PlanError(f"inputs[{index}]", "input", "must be a mapping")
@@ -203,7 +189,7 @@ def watermark_spec(node: str, raw: Any) -> WatermarkSpec:
         None if idle is None else float(idle),
     )
     if raw.get("max_future") is not None:
-        future = _positive(raw, "max_future", node, prefix="watermark.")
+        future = positive(raw, "max_future", node, prefix="watermark.")
         if future <= strategy.delay:
             raise PlanError(
                 node,
@@ -230,49 +216,8 @@ def _operator(raw: Any, index: int, nodes: dict[str, NodeInfo]) -> OperatorSpec:
     params = raw.get("params", {})
     if not isinstance(params, Mapping):
         raise PlanError(op_id, "params", "must be a mapping")
-    from streamshift_engine.plan.validate import VALIDATORS
-
     validator = VALIDATORS.get(op_type)
     if validator is None:
         raise PlanError(op_id, "type", f"unknown operator type {op_type!r}")
     nodes[op_id] = validator(op_id, [nodes[name] for name in upstream], list(upstream), params)
     return OperatorSpec(op_id, op_type, tuple(upstream), dict(params))
-
-
-def expression_type(node: str, key: str, text: Any, fields: Mapping[str, str]) -> str:
-    """Compile `text`, check the fields it reads, and return the type of its result."""
-    try:
-        expression = compile_expression(text)
-    except ExpressionError as error:
-        raise PlanError(node, key, str(error)) from error
-    for name in sorted(expression.fields):
-        if name not in fields:
-            raise PlanError(node, key, f"unknown field {name!r}")
-    sample: dict[str, npt.NDArray[Any]] = {
-        name: np.array(["x"] if kind == "str" else [1], dtype=FIELD_TYPES[kind])
-        for name, kind in fields.items()
-    }
-    try:
-        with np.errstate(all="ignore"):
-            result = np.asarray(expression(sample, 1))
-    except (TypeError, ValueError) as error:
-        raise PlanError(node, key, f"cannot evaluate {text!r}: {error}") from error
-    return {"b": "bool", "i": "int", "u": "int", "f": "float"}.get(result.dtype.kind, "str")
-
-
-def window_spec(node: str, raw: Any, kinds: tuple[str, ...]) -> WindowSpec:
-    """Validate a `window` param of one of the allowed kinds."""
-    if not isinstance(raw, Mapping):
-        raise PlanError(node, "window", "must be a mapping with a kind")
-    kind = raw.get("kind")
-    if kind not in kinds:
-        raise PlanError(node, "window.kind", f"must be one of {', '.join(kinds)}, got {kind!r}")
-    if kind == "session":
-        return WindowSpec("session", _positive(raw, "gap", node, prefix="window."), 0)
-    size = _positive(raw, "size", node, prefix="window.")
-    if kind == "range":
-        return WindowSpec("range", size, 0)
-    slide = _positive(raw, "slide", node, size, "window.")
-    if slide > size:
-        raise PlanError(node, "window.slide", f"slide {slide} exceeds size {size}")
-    return WindowSpec(kind, size, slide)

@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from streamshift_engine.plan.errors import PlanError
+from streamshift_engine.plan.fields import AGGREGATES, expression_type, window_spec
 from streamshift_engine.plan.model import NodeInfo
-from streamshift_engine.plan.parse import AGGREGATES, expression_type, window_spec
 
 Validator = Callable[[str, Sequence[NodeInfo], Sequence[str], Mapping[str, Any]], NodeInfo]
 
