@@ -7,7 +7,7 @@ records decoded (only the fields the plan reads, as the worker does), fed to an 
 `Instance` in rounds like the worker's consumes (a batch of the worker's size of every (input,
 partition), then a poll), and the results encoded as JSON records, in this process with the
 arena cache a worker keeps by default (`STREAMSHIFT_ARENA_CACHE_MB`: freed Python object arenas
-reused rather than unmapped, `streamshift_engine._arenas`). The worker figure is its
+reused rather than unmapped, `streamshift_engine.runtime._arenas`). The worker figure is its
 events per second as its control API counts them. Both rates leave out the first `WARM_UP` share
 of the input (start-up, first imports, first windows), and each is given per wall-clock second
 and per CPU second of the process doing the work (every thread: the worker's librdkafka threads
@@ -59,7 +59,6 @@ from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Producer
-from streamshift_engine import _arenas
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.wire import (
     decode_columnar,
@@ -73,6 +72,7 @@ from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.plan import builtin
 from streamshift_engine.plan.model import Plan
 from streamshift_engine.runner import Instance
+from streamshift_engine.runtime import _arenas
 from streamshift_engine.runtime.config import ARENA_CACHE_MB
 from streamshift_engine.runtime.projection import input_schemas, projected
 

@@ -1,4 +1,4 @@
-"""The arena cache (`streamshift_engine._arenas`): freed pymalloc arenas are kept up to the
+"""The arena cache (`streamshift_engine.runtime._arenas`): freed pymalloc arenas are kept up to the
 limit, handed back for new objects, and given back to the system when the limit drops. Each case
 runs in a fresh interpreter: the cache is process-wide."""
 
@@ -23,7 +23,7 @@ def run(code: str) -> None:
 def test_freed_arenas_are_kept_up_to_the_limit_then_reused_then_given_back() -> None:
     run(
         f"""
-        from streamshift_engine import _arenas
+        from streamshift_engine.runtime import _arenas
 
         _arenas.keep({8 * MIB})
         assert _arenas.kept() == 0
@@ -44,7 +44,7 @@ def test_freed_arenas_are_kept_up_to_the_limit_then_reused_then_given_back() -> 
 
 
 def test_a_negative_limit_is_refused() -> None:
-    from streamshift_engine import _arenas
+    from streamshift_engine.runtime import _arenas
 
     with pytest.raises(ValueError, match="must not be negative"):
         _arenas.keep(-1)
@@ -53,7 +53,7 @@ def test_a_negative_limit_is_refused() -> None:
 def test_without_the_cache_nothing_is_kept() -> None:
     run(
         """
-        from streamshift_engine import _arenas
+        from streamshift_engine.runtime import _arenas
 
         small = [bytes(100) + i.to_bytes(4, "little") for i in range(400_000)]
         del small

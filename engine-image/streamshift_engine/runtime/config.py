@@ -7,7 +7,7 @@ plan object) or from the file STREAMSHIFT_PLAN_FILE. Every problem raises `Confi
 the setting to fix; env values override the file's. The worker runs the plan with its inputs
 narrowed to the fields it reads (`projection`), and decodes its inputs with `schemas`: those
 fields, the others as unread. STREAMSHIFT_ARENA_CACHE_MB (64 by default, 0 for none) bounds the
-memory of freed Python object arenas the worker keeps for reuse (`streamshift_engine._arenas`).
+memory of freed Python object arenas the worker keeps for reuse (`runtime._arenas`).
 STREAMSHIFT_MAX_RECORD_BYTES (1000000 by default, Kafka's own default record limit) bounds every
 record the worker writes, key, value and headers: a dead letter whose original record is longer
 goes out truncated, with its original size and coordinates in headers (`dead_letters`); keep it
@@ -46,7 +46,7 @@ from streamshift_engine.runtime.settings import (
 from streamshift_engine.runtime.settings import partitions as partitions_of
 
 Format = Literal["json", "columnar"]
-ARENA_CACHE_MB = 64  # default of STREAMSHIFT_ARENA_CACHE_MB (`streamshift_engine._arenas`)
+ARENA_CACHE_MB = 64  # default of STREAMSHIFT_ARENA_CACHE_MB (`streamshift_engine.runtime._arenas`)
 MAX_RECORD_BYTES = "1000000"  # default of STREAMSHIFT_MAX_RECORD_BYTES (librdkafka's default)
 MIN_RECORD_BYTES = 4096  # room for a dead letter's coordinates and reason
 

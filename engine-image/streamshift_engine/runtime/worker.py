@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def main() -> int:
-    from streamshift_engine import _arenas
+    from streamshift_engine.runtime import _arenas
     from streamshift_engine.runtime.config import ConfigError, load
     from streamshift_engine.runtime.control import build_app
     from streamshift_engine.runtime.loop import Worker
