@@ -17,11 +17,8 @@ from collections.abc import Callable
 
 import numpy as np
 from streamshift_engine.events.batch import Batch
-from streamshift_engine.migration.parallel_track import ParallelTrack
-from streamshift_engine.migration.protocol import Protocol
+from streamshift_engine.migration.catalog import PROTOCOL_CLASSES
 from streamshift_engine.migration.run import compare, run_migration, run_reference
-from streamshift_engine.migration.state_moving import MovingState, SavepointRestart, StateTransfer
-from streamshift_engine.migration.unimico import UniMiCo
 from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.plan.builtin import builtin
@@ -31,13 +28,6 @@ from streamshift_engine.runner import Instance
 
 from bench import protocol_cost_model
 
-PROTOCOLS: list[type[Protocol]] = [
-    UniMiCo,
-    ParallelTrack,
-    MovingState,
-    StateTransfer,
-    SavepointRestart,
-]
 PARTITIONS = 2
 NEXMARK = GeneratorConfig(partitions=PARTITIONS, events_per_second=2_000)
 Workload = tuple[Plan, dict[str, Batch], int, int]
@@ -77,7 +67,7 @@ def cost_table(workloads: dict[str, Callable[[], Workload]]) -> None:
     for query, make in workloads.items():
         plan, inputs, slice_ms, start = make()
         reference = run_reference(plan, inputs, PARTITIONS, factory, slice_ms)
-        for protocol in PROTOCOLS:
+        for protocol in PROTOCOL_CLASSES:
             refusal = protocol.refusal(plan, plan)
             if refusal is not None:
                 print(f"{query:<11} {protocol.name:<18} refused: {refusal}")

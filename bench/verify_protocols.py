@@ -26,21 +26,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from streamshift_engine.migration.cases import ALL_FAMILIES, Case, make_case
-from streamshift_engine.migration.parallel_track import ParallelTrack
-from streamshift_engine.migration.protocol import Protocol
+from streamshift_engine.migration.catalog import PROTOCOL_CLASSES
 from streamshift_engine.migration.run import compare_outcomes
-from streamshift_engine.migration.state_moving import MovingState, SavepointRestart, StateTransfer
-from streamshift_engine.migration.unimico import UniMiCo
 
 MAX_DRAWS_PER_CASE = 3
 """A bound on the cases drawn, per accepted case wanted: no protocol refuses two thirds."""
-PROTOCOLS: list[type[Protocol]] = [
-    UniMiCo,
-    ParallelTrack,
-    MovingState,
-    StateTransfer,
-    SavepointRestart,
-]
 
 
 @dataclass
@@ -58,7 +48,7 @@ class Tally:
 
 def check_case(case: Case, tallies: dict[str, Tally]) -> None:
     reference = case.without_migration()
-    for protocol in PROTOCOLS:
+    for protocol in PROTOCOL_CLASSES:
         tally = tallies[protocol.name]
         reason = case.refusal(protocol)
         if reason is not None:
@@ -82,7 +72,7 @@ def progress(drawn: int, tallies: dict[str, Tally], wanted: int) -> None:
     """One status line on stderr, rewritten in place while cases run (a terminal only)."""
     if not sys.stderr.isatty():
         return
-    counts = " ".join(f"{p.name}={tallies[p.name].accepted}" for p in PROTOCOLS)
+    counts = " ".join(f"{p.name}={tallies[p.name].accepted}" for p in PROTOCOL_CLASSES)
     print(f"\r{drawn} cases drawn, accepted of {wanted}: {counts}", end="", file=sys.stderr)
 
 
@@ -106,7 +96,7 @@ def main() -> None:
     tallies: dict[str, Tally] = defaultdict(Tally)
     started = time.perf_counter()
     index = 0
-    while min(tallies[p.name].accepted for p in PROTOCOLS) < cases:
+    while min(tallies[p.name].accepted for p in PROTOCOL_CLASSES) < cases:
         if index >= MAX_DRAWS_PER_CASE * cases:
             raise SystemExit(f"{index} cases drawn, a protocol accepted fewer than {cases}")
         family = ALL_FAMILIES[index % len(ALL_FAMILIES)]
@@ -114,7 +104,7 @@ def main() -> None:
         index += 1
         progress(index, tallies, cases)
     seconds = time.perf_counter() - started
-    for protocol in PROTOCOLS:
+    for protocol in PROTOCOL_CLASSES:
         tally = tallies[protocol.name]
         plans = ", ".join(f"{name} {count}" for name, count in sorted(tally.families.items()))
         refused = sum(tally.refusals.values())
@@ -123,12 +113,12 @@ def main() -> None:
             f"(disordered {tally.disordered_exact}/{tally.disordered}), {refused} refused, "
             f"{tally.both_emitted} with output from both origin and target (accepted: {plans})"
         )
-    for protocol in PROTOCOLS:
+    for protocol in PROTOCOL_CLASSES:
         for reason, count in sorted(tallies[protocol.name].refusals.items()):
             print(f"refused {protocol.name} x{count}: {reason}")
     print(f"{index} cases in {seconds:.0f} s")
     summary = " ".join(
-        f"{p.name}={tallies[p.name].exact}/{tallies[p.name].accepted}" for p in PROTOCOLS
+        f"{p.name}={tallies[p.name].exact}/{tallies[p.name].accepted}" for p in PROTOCOL_CLASSES
     )
     print(f"protocols exact {summary}")
 

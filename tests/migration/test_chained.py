@@ -7,10 +7,9 @@ import itertools
 
 import pytest
 from streamshift_engine.migration.cases import make_case
+from streamshift_engine.migration.catalog import PROTOCOL_CLASSES
 from streamshift_engine.migration.protocol import Protocol
 from streamshift_engine.migration.run import compare
-
-from migration.test_exactness_property import PROTOCOLS
 
 CASES = [("q1", 3), ("q2", 1), ("q3", 2), ("random-aggregate", 5)]
 
@@ -18,7 +17,7 @@ CASES = [("q1", 3), ("q2", 1), ("q3", 2), ("random-aggregate", 5)]
 def accepted(family: str, seed: int) -> list[tuple[str, int, type[Protocol], type[Protocol]]]:
     """Every ordered pair of protocols that both accept the case's plan."""
     plan = make_case(family, seed).plan
-    taking = [p for p in PROTOCOLS if p.refusal(plan, plan) is None]
+    taking = [p for p in PROTOCOL_CLASSES if p.refusal(plan, plan) is None]
     return [(family, seed, a, b) for a, b in itertools.product(taking, taking)]
 
 

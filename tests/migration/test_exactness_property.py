@@ -11,20 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamshift_engine.migration.capability import choose
 from streamshift_engine.migration.cases import FAMILIES, Case, make_case
+from streamshift_engine.migration.catalog import PROTOCOL_CLASSES
 from streamshift_engine.migration.parallel_track import ParallelTrack
 from streamshift_engine.migration.protocol import Protocol
 from streamshift_engine.migration.run import compare_outcomes
-from streamshift_engine.migration.state_moving import MovingState, SavepointRestart, StateTransfer
+from streamshift_engine.migration.state_moving import MovingState
 from streamshift_engine.migration.unimico import UniMiCo
-
-PROTOCOLS: list[type[Protocol]] = [
-    UniMiCo,
-    ParallelTrack,
-    MovingState,
-    StateTransfer,
-    SavepointRestart,
-]
-
 
 DISORDER_REGRESSIONS = [
     (UniMiCo, "q1", 11),  # a join pair split by an out-of-order tuple; a late record dead-lettered
@@ -46,7 +38,7 @@ def run_case(protocol: type[Protocol], case: Case) -> tuple[list[str], set[str]]
     return compare_outcomes(reference, outcome), {e.owner for e in outcome.emitted}
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda p: p.name)
+@pytest.mark.parametrize("protocol", PROTOCOL_CLASSES, ids=lambda p: p.name)
 @settings(max_examples=8, deadline=None)
 @given(family=st.sampled_from(FAMILIES), seed=st.integers(0, 10**6))
 def test_with_migration_equals_without_or_refuses(
@@ -55,7 +47,7 @@ def test_with_migration_equals_without_or_refuses(
     _exact_or_refused(protocol, make_case(family, seed, disordered=None))
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda p: p.name)
+@pytest.mark.parametrize("protocol", PROTOCOL_CLASSES, ids=lambda p: p.name)
 @settings(max_examples=8, deadline=None)
 @given(family=st.sampled_from(FAMILIES), seed=st.integers(0, 10**6))
 def test_with_disordered_input_migration_equals_without_or_refuses(
@@ -105,7 +97,7 @@ def test_named_plans_are_refused_only_where_no_split_is_exact(
     family: str, refusing: set[str]
 ) -> None:
     plan = make_case(family, 0).plan
-    assert {p.name for p in PROTOCOLS if p.refusal(plan, plan)} == refusing
+    assert {p.name for p in PROTOCOL_CLASSES if p.refusal(plan, plan)} == refusing
 
 
 def test_unimico_refuses_a_keyed_rows_window_with_the_reason() -> None:

@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from streamshift_engine.migration.catalog import PROTOCOL_CLASSES
 from streamshift_engine.migration.cluster import InstanceFactory
 from streamshift_engine.migration.parallel_track import ParallelTrack
 from streamshift_engine.migration.protocol import Protocol
 from streamshift_engine.migration.rescale import moves, owners, run_rescale
 from streamshift_engine.migration.run import compare, run_reference
-from streamshift_engine.migration.state_moving import MovingState, SavepointRestart, StateTransfer
-from streamshift_engine.migration.unimico import UniMiCo
+from streamshift_engine.migration.state_moving import MovingState, StateTransfer
 from streamshift_engine.plan.builtin import builtin
 from streamshift_engine.plan.join_trees import join_tree_plan
 from streamshift_engine.plan.model import Plan
@@ -20,7 +20,6 @@ from streamshift_engine.plan.parse import parse_plan
 
 from migration.plan_inputs import SCHEMA, instances, streams
 
-PROTOCOLS = [UniMiCo, ParallelTrack, MovingState, StateTransfer, SavepointRestart]
 PARTITIONS = 6
 
 
@@ -49,7 +48,7 @@ def test_owners_are_contiguous_and_moves_are_the_changed_ones() -> None:
 
 
 @pytest.mark.parametrize("scaling", [(1, 3), (3, 1), (2, 3)], ids=lambda s: f"{s[0]}to{s[1]}")
-@pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda p: p.name)
+@pytest.mark.parametrize("protocol", PROTOCOL_CLASSES, ids=lambda p: p.name)
 def test_rescaled_result_set_equals_the_run_without(
     protocol: type[Protocol], scaling: tuple[int, int]
 ) -> None:
