@@ -12,6 +12,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from streamshift_engine.events.batch import Batch
+from support.kafka import produce, read_committed
+from support.reference import reference
 
 from .harness import (
     Services,
@@ -19,9 +21,6 @@ from .harness import (
     control,
     create_topics,
     nexmark_input,
-    produce,
-    read_committed,
-    reference,
     wait_ready,
     wait_status,
     worker_env,
@@ -44,7 +43,7 @@ class FlowingQ5:
         the target holds every partition and has emitted."""
         self.producer.join(60)
         expected = reference("nexmark-q5", {"bid": self.bids}, 4)
-        output = read_committed(self.services, f"{self.run_id}-out", len(expected), 40)
+        output = read_committed(self.services.kafka, f"{self.run_id}-out", len(expected), 40)
         assert not [r for r, n in Counter(output).items() if n > 1], "duplicates"
         assert output == expected
         status = control(self.target, "GET", "/v1/status")[1]
@@ -56,7 +55,7 @@ def start_flowing_q5(services: Services, run_id: str, workers: WorkerProcesses) 
     bids = nexmark_input(30_000, 4)["bid"]
     create_topics(services, [f"{run_id}-bid", f"{run_id}-out", f"{run_id}-out.dead"], 4)
     cuts = [int(bids.ts[len(bids) * i // 10]) for i in range(3, 10)]
-    produce(services, f"{run_id}-bid", bids.take(bids.ts < cuts[0]), "json")
+    produce(services.kafka, f"{run_id}-bid", bids.take(bids.ts < cuts[0]), "json")
     origin = worker_env(services, run_id, "nexmark-q5")
     wait_ready(origin, workers.start(origin))
     target = worker_env(
@@ -69,7 +68,10 @@ def start_flowing_q5(services: Services, run_id: str, workers: WorkerProcesses) 
         bounds = [*cuts, int(bids.ts[-1]) + 1]
         for low, high in itertools.pairwise(bounds):
             produce(
-                services, f"{run_id}-bid", bids.take((bids.ts >= low) & (bids.ts < high)), "json"
+                services.kafka,
+                f"{run_id}-bid",
+                bids.take((bids.ts >= low) & (bids.ts < high)),
+                "json",
             )
             time.sleep(0.5)
 

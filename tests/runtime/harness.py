@@ -1,6 +1,7 @@
-"""Test harness for worker processes: topics with Nexmark input, the in-process reference,
-worker processes (launched by `streamshift_dev.workers`, shared with `make bench-runtime`) and a
-`read_committed` reader of their output."""
+"""Test harness for worker processes: topics with Nexmark input, the in-process reference with
+the end of input flushed, and worker processes (launched by `streamshift_dev.workers`, shared with
+`make bench-runtime`) and their control API. Writing the input, reading the output and the
+reference without a flush are `support.kafka` and `support.reference`."""
 
 from __future__ import annotations
 
@@ -14,16 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, Producer
 from streamshift_dev import workers
 from streamshift_dev.workers import Services as Services
 from streamshift_dev.workers import free_port as free_port
 from streamshift_engine.events.batch import Batch
-from streamshift_engine.events.wire import encode_columnar, encode_json
 from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.plan import builtin
-from streamshift_engine.runner import Instance, collect, run_plan
+from streamshift_engine.runner import collect, run_plan
 
 TOKEN = "test-token"
 LOGS: dict[int, Path] = {}
@@ -39,68 +38,11 @@ def nexmark_input(count: int, partitions: int, start: int = 0) -> dict[str, Batc
     return generate(7, start, count, config)
 
 
-def produce(services: Services, topic: str, batch: Batch, fmt: str, per_record: int = 500) -> None:
-    """Each partition's events in offset order: one JSON record per event, or columnar records
-    of `per_record` events. Idempotent: a retried request (a fresh topic's leader not ready
-    yet) neither reorders nor repeats a partition's records, which the reference assumes."""
-    producer = Producer(
-        {"bootstrap.servers": services.kafka, "linger.ms": 5, "enable.idempotence": True}
-    )
-    for partition in sorted(set(batch.partition.tolist())):
-        part = batch.take(batch.partition == partition)
-        if fmt == "json":
-            for value in encode_json(part):
-                producer.produce(topic, value, partition=partition)
-                producer.poll(0)
-        else:
-            for start in range(0, len(part), per_record):
-                chunk = part.take(slice(start, start + per_record))
-                producer.produce(topic, encode_columnar(chunk), partition=partition)
-    producer.flush(30)
-
-
-def reference(plan_name: str, inputs: dict[str, Batch], partitions: int) -> list[str]:
-    """Sorted result records (JSON) of the in-process engine over the same input, without the
-    end-of-input flush: what a worker has emitted once it consumed all of it."""
-    instance = Instance(builtin(plan_name), range(partitions))
-    for name, batch in inputs.items():
-        for partition in range(partitions):
-            instance.feed(name, partition, batch.take(batch.partition == partition))
-    return sorted(json.dumps(r, sort_keys=True) for r in collect(instance.poll()))
-
-
 def reference_flushed(plan_name: str, inputs: dict[str, Batch]) -> list[str]:
     """Sorted result records of the in-process engine, end of input flushed: every result the
     input can ever give."""
     results, _ = run_plan(builtin(plan_name), {name: [b] for name, b in inputs.items()})
     return sorted(json.dumps(r, sort_keys=True) for r in collect(results))
-
-
-def read_committed(services: Services, topic: str, expect: int, timeout: float) -> list[str]:
-    """Every committed record of `topic` (sorted JSON), once `expect` arrived or nothing more
-    arrived for 3 s after the deadline."""
-    consumer = Consumer(
-        {
-            "bootstrap.servers": services.kafka,
-            "group.id": f"reader-{time.time_ns()}",
-            "isolation.level": "read_committed",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
-    )
-    consumer.subscribe([topic])
-    records: list[str] = []
-    deadline = time.monotonic() + timeout
-    quiet_until = time.monotonic() + 3
-    while time.monotonic() < deadline or time.monotonic() < quiet_until:
-        for message in consumer.consume(1000, 0.5):
-            if message.error() is None:
-                records.append(json.dumps(json.loads(message.value() or b""), sort_keys=True))
-                quiet_until = time.monotonic() + 3
-        if len(records) > expect or (len(records) == expect and time.monotonic() > quiet_until):
-            break
-    consumer.close()
-    return sorted(records)
 
 
 def worker_env(services: Services, run_id: str, plan: str, **extra: str) -> dict[str, str]:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer
+from support.kafka import produce, read_committed
+from support.reference import reference
 
 from .harness import (
     Services,
@@ -21,9 +23,6 @@ from .harness import (
     control,
     create_topics,
     nexmark_input,
-    produce,
-    read_committed,
-    reference,
     wait_ready,
     worker_env,
 )
@@ -115,7 +114,7 @@ def test_worker_is_back_within_30_s_of_a_broker_restart_with_exact_output(
     bids = nexmark_input(30_000, PARTITIONS)["bid"]
     create_topics(private, [topic, out, f"{out}.dead"], PARTITIONS)
     cuts = [int(bids.ts[len(bids) * i // 3]) for i in (1, 2)]
-    produce(private, topic, bids.take(bids.ts < cuts[0]), "json")
+    produce(private.kafka, topic, bids.take(bids.ts < cuts[0]), "json")
     expected = reference("nexmark-q5", {"bid": bids}, PARTITIONS)
     env = worker_env(private, run_id, "nexmark-q5", STREAMSHIFT_COMMIT_INTERVAL_S="0.2")
     processes = WorkerProcesses(tmp_path)
@@ -130,7 +129,7 @@ def test_worker_is_back_within_30_s_of_a_broker_restart_with_exact_output(
                 break
             time.sleep(0.2)
         assert status["last_snapshot"] and watch.count > 0
-        produce(private, topic, bids.take((bids.ts >= cuts[0]) & (bids.ts < cuts[1])), "json")
+        produce(private.kafka, topic, bids.take((bids.ts >= cuts[0]) & (bids.ts < cuts[1])), "json")
 
         broker.stop()  # SIGTERM by its process id, as `kill` does
         for _ in range(3):  # the worker answers its probes while the broker is away
@@ -139,9 +138,9 @@ def test_worker_is_back_within_30_s_of_a_broker_restart_with_exact_output(
         broker.start()
         back = time.monotonic()
         before = watch.poll()
-        produce(private, topic, bids.take(bids.ts >= cuts[1]), "json")
+        produce(private.kafka, topic, bids.take(bids.ts >= cuts[1]), "json")
         recovered(pod, watch, before, len(expected), back, "the broker")
-        assert read_committed(private, out, len(expected), 10) == expected, pod.logs()
+        assert read_committed(private.kafka, out, len(expected), 10) == expected, pod.logs()
         assert answers_quickly(env, "/healthz") == 200
     finally:
         watch.close()
@@ -161,7 +160,7 @@ def test_worker_rides_out_a_frozen_broker_with_exact_output(
     bids = nexmark_input(30_000, PARTITIONS)["bid"]
     create_topics(private, [topic, out, f"{out}.dead"], PARTITIONS)
     cut = int(bids.ts[len(bids) // 2])
-    produce(private, topic, bids.take(bids.ts < cut), "json")
+    produce(private.kafka, topic, bids.take(bids.ts < cut), "json")
     expected = reference("nexmark-q5", {"bid": bids}, PARTITIONS)
     env = worker_env(private, run_id, "nexmark-q5", STREAMSHIFT_COMMIT_INTERVAL_S="0.2")
     processes = WorkerProcesses(tmp_path)
@@ -181,9 +180,9 @@ def test_worker_rides_out_a_frozen_broker_with_exact_output(
         before = watch.poll()
         broker.thaw()
         back = time.monotonic()
-        produce(private, topic, bids.take(bids.ts >= cut), "json")
+        produce(private.kafka, topic, bids.take(bids.ts >= cut), "json")
         recovered(pod, watch, before, len(expected), back, "the thaw")
-        assert read_committed(private, out, len(expected), 10) == expected, pod.logs()
+        assert read_committed(private.kafka, out, len(expected), 10) == expected, pod.logs()
     finally:
         watch.close()
         processes.kill_all()

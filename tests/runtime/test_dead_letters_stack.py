@@ -15,6 +15,8 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.wire import decode_columnar, encode_columnar
+from support.kafka import produce, read_committed
+from support.reference import reference
 
 from .harness import (
     Services,
@@ -22,9 +24,6 @@ from .harness import (
     control,
     create_topics,
     nexmark_input,
-    produce,
-    read_committed,
-    reference,
     wait_ready,
     worker_env,
 )
@@ -91,7 +90,7 @@ def ours(letter: dict[str, Any]) -> dict[str, str]:
 def setup_q5(services: Services, run_id: str, count: int) -> list[str]:
     bids = nexmark_input(count, PARTITIONS)["bid"]
     create_topics(services, [f"{run_id}-bid", f"{run_id}-out", f"{run_id}-out.dead"], PARTITIONS)
-    produce(services, f"{run_id}-bid", bids, "json")
+    produce(services.kafka, f"{run_id}-bid", bids, "json")
     return reference("nexmark-q5", {"bid": bids}, PARTITIONS)
 
 
@@ -111,7 +110,7 @@ def test_late_and_malformed_records_are_dead_letters_byte_identical_with_their_h
     bad_at = produce_one(services, topic, 2, malformed, bad_headers)
     env = worker_env(services, run_id, "nexmark-q5")
     wait_ready(env, workers.start(env))
-    assert read_committed(services, f"{run_id}-out", len(expected), 30) == expected
+    assert read_committed(services.kafka, f"{run_id}-out", len(expected), 30) == expected
     letters = dead_letters(services, f"{run_id}-out.dead", 2)
     by_reason = {ours(letter)["reason"].split(":")[0]: letter for letter in letters}
     assert len(letters) == 2 and set(by_reason) == {"late", "bad json"}
@@ -150,7 +149,7 @@ def test_a_record_too_long_for_the_dead_letter_topic_goes_there_truncated(
     env = worker_env(services, run_id, "nexmark-q5", **settings)
     process = workers.start(env)
     wait_ready(env, process)
-    assert read_committed(services, f"{run_id}-out", len(expected), 30) == expected
+    assert read_committed(services.kafka, f"{run_id}-out", len(expected), 30) == expected
     [letter] = dead_letters(services, f"{run_id}-out.dead", 1)
     headers = ours(letter)
     bound = int(limit or 1_000_000)
@@ -176,7 +175,7 @@ def test_many_late_records_each_reach_the_dead_letter_topic_as_produced(
     bids = nexmark_input(2_000, PARTITIONS)["bid"]
     topic = f"{run_id}-bid"
     create_topics(services, [topic, f"{run_id}-out", f"{run_id}-out.dead"], PARTITIONS)
-    produce(services, topic, bids, "json")
+    produce(services.kafka, topic, bids, "json")
     producer = Producer({"bootstrap.servers": services.kafka, "enable.idempotence": True})
     late = {}
     newest = int(bids.ts.max())
@@ -204,7 +203,7 @@ def test_a_late_columnar_event_is_a_dead_letter_of_its_own_with_every_column(
     bids = nexmark_input(3_000, PARTITIONS)["bid"]
     topic = f"{run_id}-bid"
     create_topics(services, [topic, f"{run_id}-out", f"{run_id}-out.dead"], PARTITIONS)
-    produce(services, topic, bids, "columnar")
+    produce(services.kafka, topic, bids, "columnar")
     first = bids.take(bids.partition == 1).take(slice(0, 3))  # the oldest of partition 1
     newest = int(bids.ts[bids.partition == 1].max())
     times = np.array([5, newest + 1, 7], np.int64)  # late, on time, late
@@ -235,12 +234,12 @@ def test_a_columnar_record_that_does_not_decode_is_a_dead_letter(
     create_topics(services, [topic, f"{run_id}-out", f"{run_id}-out.dead"], PARTITIONS)
     garbage = b"\xff\xff\xff\xff not an arrow stream"
     at = produce_one(services, topic, 2, garbage, [("trace", b"garbage")])
-    produce(services, topic, bids, "columnar")
+    produce(services.kafka, topic, bids, "columnar")
     expected = reference("nexmark-q5", {"bid": bids}, PARTITIONS)
     env = worker_env(services, run_id, "nexmark-q5", STREAMSHIFT_INPUT_FORMAT="columnar")
     process = workers.start(env)
     wait_ready(env, process)
-    assert read_committed(services, f"{run_id}-out", len(expected), 30) == expected
+    assert read_committed(services.kafka, f"{run_id}-out", len(expected), 30) == expected
     [letter] = dead_letters(services, f"{run_id}-out.dead", 1)
     assert letter["value"] == garbage and letter["headers"][0] == ("trace", b"garbage")
     assert ours(letter)["reason"].startswith("bad columnar record")

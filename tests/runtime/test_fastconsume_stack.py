@@ -25,8 +25,9 @@ from streamshift_engine.events.batch import Batch
 from streamshift_engine.runtime import _fastconsume
 from streamshift_engine.runtime.config import load
 from streamshift_engine.runtime.source import KafkaSource, Position
+from support.kafka import produce
 
-from .harness import Services, create_topics, nexmark_input, produce, worker_env
+from .harness import Services, create_topics, nexmark_input, worker_env
 
 CLIENT = "fastconsume-test"
 Row = tuple[int, int, int, bytes]  # topic index, partition, offset, value
@@ -232,7 +233,7 @@ def test_a_columnar_source_keeps_no_record_after_a_fetch(services: Services, run
     inputs = nexmark_input(4000, 2)
     try:
         for spec in config.sources:
-            produce(services, spec.topic, inputs[spec.name], "columnar", per_record=300)
+            produce(services.kafka, spec.topic, inputs[spec.name], "columnar", per_record=300)
         source = KafkaSource(config)
         source.seek({(s.name, p): 0 for s in config.sources for p in range(2)})
         alive = _fastconsume.payloads_alive()

@@ -13,6 +13,8 @@ import urllib.request
 import pytest
 from confluent_kafka import Producer
 from streamshift_engine.events.wire import encode_json
+from support.kafka import read_committed
+from support.reference import reference
 
 from .harness import (
     Services,
@@ -20,8 +22,6 @@ from .harness import (
     control,
     create_topics,
     nexmark_input,
-    read_committed,
-    reference,
     wait_ready,
     worker_env,
 )
@@ -61,7 +61,7 @@ def test_an_idle_worker_over_transactional_input_stays_alive(
     expected = reference("nexmark-q5", {"bid": bids}, PARTITIONS)
     env = worker_env(services, run_id, "nexmark-q5", STREAMSHIFT_STALL_S=str(STALL_S))
     wait_ready(env, workers.start(env))
-    assert read_committed(services, f"{run_id}-out", len(expected), 30) == expected
+    assert read_committed(services.kafka, f"{run_id}-out", len(expected), 30) == expected
     for _ in range(4 * STALL_S):  # idle for four times the stall limit
         assert health(env) == (200, '{"ok": true}')
         time.sleep(1)

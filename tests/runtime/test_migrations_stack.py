@@ -13,6 +13,8 @@ import time
 from collections import Counter
 
 import pytest
+from support.kafka import produce, read_committed
+from support.reference import reference
 
 from .flowing_q5 import EVERY_PARTITION, start_flowing_q5
 from .harness import (
@@ -21,9 +23,6 @@ from .harness import (
     control,
     create_topics,
     nexmark_input,
-    produce,
-    read_committed,
-    reference,
     reference_flushed,
     wait_ready,
     wait_status,
@@ -41,7 +40,7 @@ def test_state_transfer_of_two_partitions_is_exact(
     create_topics(services, [f"{run_id}-{n}" for n in [*inputs, "out", "out.dead"]], 4)
     half = int(inputs["auction"].ts[len(inputs["auction"]) // 2])
     for name, batch in inputs.items():
-        produce(services, f"{run_id}-{name}", batch.take(batch.ts < half), "json")
+        produce(services.kafka, f"{run_id}-{name}", batch.take(batch.ts < half), "json")
     origin = worker_env(services, run_id, "nexmark-q8")
     wait_ready(origin, workers.start(origin))
     target = worker_env(
@@ -71,10 +70,10 @@ def test_state_transfer_of_two_partitions_is_exact(
     assert status == 200 and len(begun["restored"]) == 1
     assert begun["restored"][0] >= manifest["object_key"]
     for name, batch in inputs.items():
-        produce(services, f"{run_id}-{name}", batch.take(batch.ts >= half), "json")
+        produce(services.kafka, f"{run_id}-{name}", batch.take(batch.ts >= half), "json")
     complete = reference_flushed("nexmark-q8", inputs)
     at_least = reference("nexmark-q8", inputs, 4)
-    output = read_committed(services, f"{run_id}-out", len(at_least), 40)
+    output = read_committed(services.kafka, f"{run_id}-out", len(at_least), 40)
     assert len(at_least) > 20
     assert not [r for r, n in Counter(output).items() if n > 1], "duplicates"
     assert set(output) <= set(complete), "results outside the reference"
@@ -89,7 +88,7 @@ def test_savepoint_restart_is_exact(
     bids = nexmark_input(24_000, 4)["bid"]
     create_topics(services, [f"{run_id}-bid", f"{run_id}-out", f"{run_id}-out.dead"], 4)
     half = int(bids.ts[len(bids) // 2])
-    produce(services, f"{run_id}-bid", bids.take(bids.ts < half), "json")
+    produce(services.kafka, f"{run_id}-bid", bids.take(bids.ts < half), "json")
     origin = worker_env(services, run_id, "nexmark-q5", STREAMSHIFT_SNAPSHOT_INTERVAL_S="600")
     first = workers.start(origin)
     wait_ready(origin, first)
@@ -100,11 +99,11 @@ def test_savepoint_restart_is_exact(
     status, manifest = control(origin, "POST", "/v1/migrations/m2/stop")
     assert status == 200 and manifest["partitions"] == [0, 1, 2, 3]
     assert first.wait(20) == 0
-    produce(services, f"{run_id}-bid", bids.take(bids.ts >= half), "json")
+    produce(services.kafka, f"{run_id}-bid", bids.take(bids.ts >= half), "json")
     restarted = worker_env(services, run_id, "nexmark-q5", STREAMSHIFT_EPOCH="1")
     wait_ready(restarted, workers.start(restarted))
     expected = reference("nexmark-q5", {"bid": bids}, 4)
-    assert read_committed(services, f"{run_id}-out", len(expected), 40) == expected
+    assert read_committed(services.kafka, f"{run_id}-out", len(expected), 40) == expected
 
 
 def test_unimico_with_input_flowing_is_exact(

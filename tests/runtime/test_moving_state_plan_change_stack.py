@@ -19,17 +19,15 @@ import numpy as np
 import pytest
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.plan.join_trees import JoinTree, join_tree_plan
-from streamshift_engine.plan.model import Plan
 from streamshift_engine.plan.parse import plan_document
-from streamshift_engine.runner import Instance, collect
+from support.kafka import produce, read_committed
+from support.reference import reference
 
 from .harness import (
     Services,
     WorkerProcesses,
     control,
     create_topics,
-    produce,
-    read_committed,
     wait_ready,
     wait_status,
     worker_env,
@@ -63,14 +61,6 @@ def streams(count: int, partitions: int) -> dict[str, Batch]:
     return data
 
 
-def reference(plan: Plan, inputs: dict[str, Batch], partitions: int) -> list[str]:
-    instance = Instance(plan, range(partitions))
-    for name, batch in inputs.items():
-        for partition in range(partitions):
-            instance.feed(name, partition, batch.take(batch.partition == partition))
-    return sorted(json.dumps(r, sort_keys=True) for r in collect(instance.poll()))
-
-
 def test_moving_state_changes_the_join_order_exactly(
     services: Services, run_id: str, workers: WorkerProcesses
 ) -> None:
@@ -81,7 +71,7 @@ def test_moving_state_changes_the_join_order_exactly(
     def chunk(low: int, high: int) -> None:
         for name, batch in inputs.items():
             produce(
-                services,
+                services.kafka,
                 f"{run_id}-{name}",
                 batch.take((batch.ts >= low) & (batch.ts < high)),
                 "json",
@@ -142,7 +132,7 @@ def test_moving_state_changes_the_join_order_exactly(
     )
     producer.join(60)
     expected = reference(join_tree_plan("joins", OLD, 100, "k", SCHEMA), inputs, 4)
-    output = read_committed(services, f"{run_id}-out", len(expected), 40)
+    output = read_committed(services.kafka, f"{run_id}-out", len(expected), 40)
     assert len(expected) > 100
     assert not [r for r, n in Counter(output).items() if n > 1], "duplicates"
     assert output == expected

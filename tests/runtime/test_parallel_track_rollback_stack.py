@@ -17,6 +17,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from support.kafka import produce, read_committed
+from support.reference import reference
 
 from .harness import (
     Services,
@@ -24,9 +26,6 @@ from .harness import (
     control,
     create_topics,
     nexmark_input,
-    produce,
-    read_committed,
-    reference,
     wait_ready,
     wait_status,
     worker_env,
@@ -54,7 +53,7 @@ def test_rollback_while_the_target_holds_is_exact(
     topic = f"{run_id}-bid"
     create_topics(services, [topic, f"{run_id}-out", f"{run_id}-out.dead"], 4)
     cuts = [int(bids.ts[len(bids) * i // 100]) for i in (30, 34, 60)]
-    produce(services, topic, bids.take(bids.ts < cuts[0]), "json")
+    produce(services.kafka, topic, bids.take(bids.ts < cuts[0]), "json")
     origin = worker_env(services, run_id, "nexmark-q5")
     first = workers.start(origin)
     wait_ready(origin, first)
@@ -69,7 +68,7 @@ def test_rollback_while_the_target_holds_is_exact(
     body = {"role": "target", **track}
     body |= {k: split[k] for k in ("split", "offsets", "rows_counted")}
     assert control(target, "POST", "/v1/migrations/r1/begin", body)[0] == 200
-    produce(services, topic, bids.take((bids.ts >= cuts[0]) & (bids.ts < cuts[1])), "json")
+    produce(services.kafka, topic, bids.take((bids.ts >= cuts[0]) & (bids.ts < cuts[1])), "json")
     fed = int((bids.ts < cuts[1]).sum())
     due = wait_status(origin, lambda s: consumed_all(s, fed))
     wait_status(target, lambda s: consumed_all(s, fed))
@@ -77,14 +76,14 @@ def test_rollback_while_the_target_holds_is_exact(
     assert control(target, "POST", "/v1/migrations/r1/release-until", until)[0] == 200
     assert not due["roles"]["r1"]["done"]  # the origin still holds old tuples
     crash(first)
-    produce(services, topic, bids.take((bids.ts >= cuts[1]) & (bids.ts < cuts[-1])), "json")
+    produce(services.kafka, topic, bids.take((bids.ts >= cuts[1]) & (bids.ts < cuts[-1])), "json")
     fed = int((bids.ts < cuts[-1]).sum())
     wait_status(target, lambda s: consumed_all(s, fed))
     time.sleep(1.5)  # a snapshot interval and more: the target commits and snapshots meanwhile
     crash(second)
     wait_ready(origin, workers.start(origin))
-    produce(services, topic, bids.take(bids.ts >= cuts[-1]), "json")
+    produce(services.kafka, topic, bids.take(bids.ts >= cuts[-1]), "json")
     expected = reference("nexmark-q5", {"bid": bids}, 4)
-    output = read_committed(services, f"{run_id}-out", len(expected), 40)
+    output = read_committed(services.kafka, f"{run_id}-out", len(expected), 40)
     assert not [r for r, n in Counter(output).items() if n > 1], "duplicates"
     assert output == expected

@@ -15,8 +15,10 @@ from streamshift_engine.plan import builtin
 from streamshift_engine.runner import Instance
 from streamshift_engine.runtime.config import load
 from streamshift_engine.runtime.sink import KafkaSink
+from support.kafka import read_committed
+from support.reference import reference
 
-from .harness import Services, create_topics, nexmark_input, read_committed, reference, worker_env
+from .harness import Services, create_topics, nexmark_input, worker_env
 
 
 def _q8_results(events: int) -> tuple[list[ResultBatch], list[str]]:
@@ -46,7 +48,7 @@ def test_full_queue_retries_each_result_once(services: Services, run_id: str) ->
     finally:
         sink.close()
         group.close()
-    assert read_committed(services, topic, len(expected), 30) == expected
+    assert read_committed(services.kafka, topic, len(expected), 30) == expected
 
 
 def test_background_commit_ends_before_the_next_transaction(
@@ -70,7 +72,7 @@ def test_background_commit_ends_before_the_next_transaction(
         assert ended.wait(30)  # on the commit thread
         assert sink.results(second) == len(expected) - queued  # settles the commit first
         assert settled == [threading.current_thread().name]
-        visible = read_committed(services, topic, queued, 10)
+        visible = read_committed(services.kafka, topic, queued, 10)
         assert len(visible) == queued and set(visible) <= set(expected)
         sink.start_commit({}, None, group)
         sink.settle()
@@ -78,7 +80,7 @@ def test_background_commit_ends_before_the_next_transaction(
     finally:
         sink.close()
         group.close()
-    assert read_committed(services, topic, len(expected), 30) == expected
+    assert read_committed(services.kafka, topic, len(expected), 30) == expected
 
 
 def test_a_failed_background_commit_is_raised_when_settled(services: Services, run_id: str) -> None:

@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from streamshift_engine.runtime.config import S3Settings
 from streamshift_engine.runtime.snapshots import SnapshotStore
+from support.kafka import produce, read_committed
+from support.reference import reference
 
 from .harness import (
     Services,
@@ -25,9 +27,6 @@ from .harness import (
     create_topics,
     free_port,
     nexmark_input,
-    produce,
-    read_committed,
-    reference,
     wait_ready,
     worker_env,
 )
@@ -118,7 +117,7 @@ def test_snapshots_survive_an_unreachable_store(
     first = events.take(events.ts < events.ts[len(events) // 2])
     second = events.take(events.ts >= events.ts[len(events) // 2])
     create_topics(services, [f"{run_id}-bid", f"{run_id}-out", f"{run_id}-out.dead"], 4)
-    produce(services, f"{run_id}-bid", first, "json")
+    produce(services.kafka, f"{run_id}-bid", first, "json")
     env = worker_env(
         services,
         run_id,
@@ -130,9 +129,9 @@ def test_snapshots_survive_an_unreachable_store(
     wait_ready(env, workers.start(env))
     status_when(env, lambda s: s["last_snapshot"] is not None)
     minio.stop()
-    produce(services, f"{run_id}-bid", second, "json")
+    produce(services.kafka, f"{run_id}-bid", second, "json")
     expected = reference("nexmark-q5", {"bid": events}, 4)
-    assert read_committed(services, f"{run_id}-out", len(expected), 40) == expected
+    assert read_committed(services.kafka, f"{run_id}-out", len(expected), 40) == expected
     down = status_when(env, lambda s: s["counts"]["snapshots_failed"] >= 1)
     minio.start()
     status_when(env, lambda s: s["last_snapshot"] != down["last_snapshot"])

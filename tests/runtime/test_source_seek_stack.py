@@ -13,8 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from streamshift_dev import workers
 from streamshift_engine.runtime.config import WorkerConfig, load
 from streamshift_engine.runtime.source import KafkaSource, Position
+from support.kafka import produce
 
-from .harness import Services, create_topics, nexmark_input, produce, worker_env
+from .harness import Services, create_topics, nexmark_input, worker_env
 
 PARTITIONS = 16
 SOURCES = 6  # sources seeking at once, each its own consumer
@@ -55,7 +56,7 @@ def test_paused_partitions_sought_back_are_read_again(services: Services, run_id
     try:
         inputs = nexmark_input(20_000, PARTITIONS)
         for spec in config.sources:
-            produce(services, spec.topic, inputs[spec.name], "json")
+            produce(services.kafka, spec.topic, inputs[spec.name], "json")
         positions = [(s.name, p) for s in config.sources for p in range(PARTITIONS)]
         with ThreadPoolExecutor(SOURCES) as pool:
             runs = [pool.submit(seek_back_rounds, config, positions) for _ in range(SOURCES)]

@@ -9,6 +9,8 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, Producer
+from support.kafka import produce, read_committed
+from support.reference import reference
 
 from .harness import (
     Services,
@@ -17,9 +19,6 @@ from .harness import (
     create_topics,
     metric,
     nexmark_input,
-    produce,
-    read_committed,
-    reference,
     wait_ready,
     worker_env,
 )
@@ -31,7 +30,7 @@ PARTITIONS = 4
 def setup_q5(services: Services, run_id: str, fmt: str, count: int) -> list[str]:
     bids = nexmark_input(count, PARTITIONS)["bid"]
     create_topics(services, [f"{run_id}-bid", f"{run_id}-out", f"{run_id}-out.dead"], PARTITIONS)
-    produce(services, f"{run_id}-bid", bids, fmt)
+    produce(services.kafka, f"{run_id}-bid", bids, fmt)
     return reference("nexmark-q5", {"bid": bids}, PARTITIONS)
 
 
@@ -43,7 +42,7 @@ def test_worker_output_equals_the_in_process_engine(
     assert len(expected) > 30
     env = worker_env(services, run_id, "nexmark-q5", STREAMSHIFT_INPUT_FORMAT=fmt)
     wait_ready(env, workers.start(env))
-    assert read_committed(services, f"{run_id}-out", len(expected), 40) == expected
+    assert read_committed(services.kafka, f"{run_id}-out", len(expected), 40) == expected
     status, body = control(env, "GET", "/v1/status")
     assert status == 200 and body["counts"]["events_in"] > 0
     assert body["offsets"] and body["watermark"] is not None
@@ -62,7 +61,7 @@ def test_sigkill_mid_stream_and_restart_gives_exact_output(
     create_topics(services, [f"{run_id}-bid", f"{run_id}-out", f"{run_id}-out.dead"], PARTITIONS)
     cuts = [int(bids.ts[len(bids) * i // 4]) for i in (1, 2)]
     topic = f"{run_id}-bid"
-    produce(services, topic, bids.take(bids.ts < cuts[0]), fmt)
+    produce(services.kafka, topic, bids.take(bids.ts < cuts[0]), fmt)
     env = worker_env(
         services,
         run_id,
@@ -79,14 +78,14 @@ def test_sigkill_mid_stream_and_restart_gives_exact_output(
         if status["last_snapshot"] and status["counts"]["results_out"] > 0:
             break
         time.sleep(0.2)
-    produce(services, topic, bids.take((bids.ts >= cuts[0]) & (bids.ts < cuts[1])), fmt)
+    produce(services.kafka, topic, bids.take((bids.ts >= cuts[0]) & (bids.ts < cuts[1])), fmt)
     os.kill(first.pid, signal.SIGKILL)
     first.wait(10)
     assert status["last_snapshot"] and status["counts"]["results_out"] > 0
-    produce(services, topic, bids.take(bids.ts >= cuts[1]), fmt)
+    produce(services.kafka, topic, bids.take(bids.ts >= cuts[1]), fmt)
     wait_ready(env, workers.start(env))
     expected = reference("nexmark-q5", {"bid": bids}, PARTITIONS)
-    assert read_committed(services, f"{run_id}-out", len(expected), 40) == expected
+    assert read_committed(services.kafka, f"{run_id}-out", len(expected), 40) == expected
 
 
 def test_bad_events_reach_the_dead_letter_topic_with_their_reason(
@@ -99,7 +98,7 @@ def test_bad_events_reach_the_dead_letter_topic_with_their_reason(
     producer.flush(10)
     env = worker_env(services, run_id, "nexmark-q5")
     wait_ready(env, workers.start(env))
-    assert read_committed(services, f"{run_id}-out", len(expected), 30) == expected
+    assert read_committed(services.kafka, f"{run_id}-out", len(expected), 30) == expected
     reasons = dead_letters(services, f"{run_id}-out.dead", 2)
     assert sorted(reasons) == [("1", "bad json"), ("2", "missing field 'date_time'")]
 

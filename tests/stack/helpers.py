@@ -1,14 +1,10 @@
-"""Helpers shared by the stack tests: the stack's endpoints and a bounded wait."""
+"""Helpers shared by the stack tests: the stack's endpoints (the bounded wait is
+`support.waiting`)."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 
 @dataclass(frozen=True)
@@ -33,15 +29,3 @@ def read_env(path: Path) -> dict[str, str]:
             key, _, value = line.partition("=")
             out[key.strip()] = value.strip()
     return out
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 60.0, every: float = 0.3) -> Any:
-    """Poll CHECK until it returns something truthy; fail naming WHAT after TIMEOUT seconds."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(every)
-    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")

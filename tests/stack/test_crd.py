@@ -9,8 +9,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+from support.waiting import wait_for
 
-from .helpers import Stack, wait_for
+from .helpers import Stack
 
 pytestmark = pytest.mark.stack
 

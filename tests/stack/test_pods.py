@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 from kubernetes import client
+from support.waiting import wait_for
 
-from .helpers import Stack, wait_for
+from .helpers import Stack
 
 pytestmark = pytest.mark.stack
 
