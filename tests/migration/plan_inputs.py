@@ -1,5 +1,6 @@
-"""Inputs and instances shared by the plan-change, modification and rescale tests: random
-streams of `(ts, k, m)` records keyed by `k`, over `PARTITIONS` partitions, and engine instances."""
+"""Inputs, plans and instances shared by the migration tests: random streams of `(ts, k, m)`
+records keyed by `k`, over `PARTITIONS` partitions, a tumbling sum over them, and engine
+instances."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.migration.cluster import InstanceFactory
 from streamshift_engine.plan.model import Plan
+from streamshift_engine.plan.parse import parse_plan
 from streamshift_engine.runner import Instance
 
 SCHEMA = {"ts": "int", "k": "int", "m": "int"}
@@ -36,3 +38,23 @@ def instances(partitions: Iterable[int] = range(PARTITIONS)) -> InstanceFactory:
         return Instance(plan, chosen)
 
     return factory
+
+
+def tumbling_plan(size: int) -> Plan:
+    """A per-`k` sum of `m` over tumbling windows of `size` ms."""
+    schema = {"ts": "int", "k": "int", "m": "int"}
+    params = {
+        "window": {"kind": "time", "size": size, "slide": size},
+        "group_by": ["k"],
+        "aggregates": [{"name": "sum", "fn": "sum", "field": "m"}],
+    }
+    return parse_plan(
+        {
+            "name": "sum",
+            "inputs": [
+                {"name": "S", "topic": "s", "time_field": "ts", "key_field": "k", "schema": schema}
+            ],
+            "operators": [{"id": "w", "type": "window_aggregate", "input": "S", "params": params}],
+            "output": "w",
+        }
+    )

@@ -5,44 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from streamshift_engine.events.batch import Batch
-from streamshift_engine.migration.capability import choose
-from streamshift_engine.migration.parallel_track import ParallelTrack
+from streamshift_engine.migration.capability import PROTOCOLS, choose
+from streamshift_engine.migration.catalog import PROTOCOL_CLASSES
 from streamshift_engine.migration.protocol import Protocol
 from streamshift_engine.migration.run import Outcome, compare, run_migration, run_reference
-from streamshift_engine.migration.state_moving import MovingState, SavepointRestart, StateTransfer
+from streamshift_engine.migration.state_moving import MovingState, StateTransfer
 from streamshift_engine.migration.unimico import UniMiCo
 from streamshift_engine.plan.model import Plan
-from streamshift_engine.plan.parse import parse_plan
 from streamshift_engine.runner import Instance
 
-PROTOCOLS: list[type[Protocol]] = [
-    UniMiCo,
-    ParallelTrack,
-    MovingState,
-    StateTransfer,
-    SavepointRestart,
-]
+from migration.plan_inputs import tumbling_plan
+
 PARTITIONS = 2
 SLICE_MS = 50
-
-
-def tumbling_plan(size: int) -> Plan:
-    schema = {"ts": "int", "k": "int", "m": "int"}
-    params = {
-        "window": {"kind": "time", "size": size, "slide": size},
-        "group_by": ["k"],
-        "aggregates": [{"name": "sum", "fn": "sum", "field": "m"}],
-    }
-    return parse_plan(
-        {
-            "name": "sum",
-            "inputs": [
-                {"name": "S", "topic": "s", "time_field": "ts", "key_field": "k", "schema": schema}
-            ],
-            "operators": [{"id": "w", "type": "window_aggregate", "input": "S", "params": params}],
-            "output": "w",
-        }
-    )
 
 
 def instance(plan: Plan) -> Instance:
@@ -69,7 +44,7 @@ def migrate(
     )
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS, ids=lambda p: p.name)
+@pytest.mark.parametrize("protocol", PROTOCOL_CLASSES, ids=lambda p: p.name)
 def test_each_protocol_is_exact_on_a_fixed_case(protocol: type[Protocol]) -> None:
     plan, data = tumbling_plan(100), random_input(3, 300)
     reference = run_reference(plan, data, PARTITIONS, instance, SLICE_MS)
@@ -130,3 +105,7 @@ def test_auto_prefers_a_stateless_hand_off_for_short_time_windows() -> None:
     plan = tumbling_plan(100)
     assert choose(plan, plan, state_bytes=10_000).protocol == UniMiCo.name
     assert choose(plan, plan, state_bytes=10_000, max_overlap_ms=10).protocol == MovingState.name
+
+
+def test_the_catalog_has_one_in_process_driver_per_protocol_name() -> None:
+    assert [protocol.name for protocol in PROTOCOL_CLASSES] == list(PROTOCOLS)

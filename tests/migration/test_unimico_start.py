@@ -11,8 +11,7 @@ from streamshift_engine.migration.run import compare, run_migration, run_referen
 from streamshift_engine.migration.unimico import UniMiCo
 from streamshift_engine.plan.model import Plan
 
-from migration.plan_inputs import instances
-from migration.test_protocols import tumbling_plan
+from migration.plan_inputs import instances, tumbling_plan
 
 
 def runs_of_equal_timestamps() -> dict[str, Batch]:

@@ -14,7 +14,7 @@ from streamshift_engine.plan import Plan, parse_plan
 from streamshift_engine.plan.nexmark_queries import SELLER_AUCTIONS, nexmark_plan, q6
 
 from engine.harness import Record, Run, canonical
-from engine.nexmark.test_q4 import (
+from engine.nexmark.auctions import (
     PARTITIONS,
     SMALL_INPUTS,
     Row,
