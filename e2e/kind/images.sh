@@ -7,7 +7,8 @@
 #   localhost/streamshift/engine:VERSION          the worker (engine-image/Dockerfile --target worker)
 #   localhost/streamshift/spark:VERSION           Spark driver/executor (--target spark)
 #   localhost/streamshift/operator:VERSION        the operator (operator/Dockerfile)
-#   localhost/streamshift/kafka:KAFKA_VERSION     KRaft broker from dev/setup.sh's jars
+#   localhost/streamshift/kafka:KAFKA_VERSION     KRaft broker from dev/setup.sh's jars, configured by
+#                                                 dev/lib/kafka-config.sh (as the local stack's)
 #   localhost/streamshift/minio:MINIO_VERSION     dev/setup.sh's Go-built MinIO
 # Tags are fully qualified under localhost/ (where podman stores a bare name); pods name them so,
 # since kind's containerd would resolve a bare `streamshift/engine:0.1.0` to a registry's.
