@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make demo PROTOCOL=...`: start the local stack, install the CRDs, start the operator (in the
-# background, pid file and log under $STREAMSHIFT_CACHE), then run e2e/demo.py: a Nexmark q5
-# StreamQuery fed at a steady rate, a Migration with the protocol given, a progress display, the
-# phase timeline, the cost and the verification result. The operator this script started is
+# background, pid file and log under $STREAMSHIFT_CACHE), then run e2e/demo.py (`python -m e2e.demo`
+# from the repository root): a Nexmark q5 StreamQuery fed at a steady rate, a Migration with the
+# protocol given, a progress display, the phase timeline, the cost and the verification result. The operator this script started is
 # stopped on exit, after the demo's query is deleted (its snapshots with it: retention Delete);
 # then the demo's namespace is deleted.
 # `dev/demo.sh compare` (`make demo-compare`) runs e2e/compare.py instead: every protocol in
@@ -49,10 +49,10 @@ trap stop_operator EXIT
 say "operator started (pid $(cat "$pid_file"), log $log_file), watching namespace $namespace"
 
 status=0
-if [[ "$protocol" == compare ]]; then driver=(compare.py); else driver=(demo.py --protocol "$protocol"); fi
-"$VENV/bin/python" "$REPO/e2e/${driver[0]}" "${driver[@]:1}" --namespace "$namespace" \
+if [[ "$protocol" == compare ]]; then driver=(e2e.compare); else driver=(e2e.demo --protocol "$protocol"); fi
+(cd "$REPO" && "$VENV/bin/python" -m "${driver[@]}" --namespace "$namespace" \
   --kafka "$KAFKA_BOOTSTRAP" --s3-endpoint "$S3_ENDPOINT" --s3-access-key "$S3_ACCESS_KEY" \
-  --s3-secret-key "$S3_SECRET_KEY" --kubeconfig "$KUBECONFIG" || status=$?
+  --s3-secret-key "$S3_SECRET_KEY" --kubeconfig "$KUBECONFIG") || status=$?
 if (( status != 0 )); then
   say "the demo did NOT show a successful, verified migration with protocol '$protocol':"
   say "the Migration's status above says what failed or what is missing."

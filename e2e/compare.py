@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from compare_plot import MARGIN_S, plot, read_output, span
-from demo import arguments, follow, migration_of, start, wait
+from e2e.compare_plot import MARGIN_S, plot, read_output, span
+from e2e.demo import arguments, follow, migration_of, start, wait
 
 PROTOCOLS = ("unimico", "parallel-track", "state-transfer", "savepoint-restart", "moving-state")
 FIRST_SETTLE_S = 20.0
