@@ -14,19 +14,9 @@ from streamshift_engine.migration.cases import (
     SCALINGS,
     make_case,
 )
-from streamshift_engine.migration.parallel_track import ParallelTrack
-from streamshift_engine.migration.protocol import Protocol
+from streamshift_engine.migration.catalog import PROTOCOL_CLASSES
 from streamshift_engine.migration.run import compare, compare_outcomes, run_reference
-from streamshift_engine.migration.state_moving import MovingState, SavepointRestart, StateTransfer
-from streamshift_engine.migration.unimico import UniMiCo
 
-PROTOCOLS: list[type[Protocol]] = [
-    UniMiCo,
-    ParallelTrack,
-    MovingState,
-    StateTransfer,
-    SavepointRestart,
-]
 SEEDS = range(12)
 NEW_FAMILIES = ("session", "union", "sliding-join", "join-3", "join-4", *CHANGE_FAMILIES)
 
@@ -74,7 +64,7 @@ def test_every_accepting_protocol_is_exact_on_the_new_families(family: str) -> N
         case = make_case(family, seed, disordered=seed % 2 == 1)
         reference = case.without_migration()
         assert reference.emitted, f"{family}/{seed} produces no result to compare"
-        for protocol in PROTOCOLS:
+        for protocol in PROTOCOL_CLASSES:
             if case.refusal(protocol) is None:
                 assert compare_outcomes(reference, case.migrated_by(protocol)) == [], (
                     f"{protocol.name} on {family}/{seed}"
