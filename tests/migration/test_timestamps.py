@@ -1,4 +1,4 @@
-"""UniMiCo's equations against the worked examples of seed 000 (figures 2 and 3)."""
+"""UniMiCo's equations against the worked examples of seed 000 (Pham et al.), figures 2 and 3."""
 
 from streamshift_engine.migration.timestamps import (
     activation_timestamp,

@@ -1,9 +1,9 @@
-"""A plan change through the operator on the local stack: a StreamQuery runs the 3-way range
-join `(S join T) join U` (seed 001, 2.1) while input flows; a Migration with
-`target.plan` `(S join U) join T` and `verify: true` moves it by moving-state (seed 001, 4.1:
-the target pod starts with the new plan, pulls the origin's states, recomputes the S-U state and
-runs on) or by parallel-track (4.2: the target runs the new plan from the origin's split, holds
-its results until the origin's plan holds no old tuple). The second half of the input is fed
+"""A plan change through the operator on the local stack: a StreamQuery runs the 3-way range join
+`(S join T) join U` (seed 001 (Zhu et al., Dynamic Plan Migration), 2.1) while input flows; a
+Migration with `target.plan` `(S join U) join T` and `verify: true` moves it by moving-state (seed
+001, 4.1: the target pod starts with the new plan, pulls the origin's states, recomputes the S-U
+state and runs on) or by parallel-track (4.2: the target runs the new plan from the origin's split,
+holds its results until the origin's plan holds no old tuple). The second half of the input is fed
 only once the protocol has split or paused the origin: parallel-track's origin finishes its old
 tuples only as its watermark passes the split plus the join range, so input must flow after
 the split (with none, the migration waits, as it would on a live stream with no input).

@@ -5,7 +5,8 @@
 - `q2`: `SELECT sum(m) FROM S [Rows 5]` (seed 000, section 4): slide 1 tuple, global.
 - `q3`: `SELECT sum(S.m) FROM (Q1) [ROWS 5]` (seed 000, section 4.2): the join feeds a global
   `Rows 5` sum, which is the controlling window.
-- `smq`: the stateful map query of seed 003 (6.3.1): each record gets its key's running count.
+- `smq`: the stateful map query of seed 003 (Bartnik et al., On-the-fly Reconfiguration), 6.3.1:
+  each record gets its key's running count.
 - `nexmark-q0` ... `nexmark-q8`: from `plan.nexmark_queries`, imported only when asked for.
 """
 

@@ -1,5 +1,5 @@
-"""Moving state (seed 001, 4.1) driven through the workers' control API
-(docs/control-api.openapi.yaml), in the order of the runtime's own stack test.
+"""Moving state (seed 001 (Zhu et al., Dynamic Plan Migration), 4.1) driven through the workers'
+control API (docs/control-api.openapi.yaml), in the order of the runtime's own stack test.
 
 1. PausingOrigin: every origin pod `pause`s its partitions at the current positions (the
    markers) and drains to them (`phase_steps.pause_origin`).

@@ -1,5 +1,5 @@
-"""Parallel track (seed 001) driven through the workers' control API
-(docs/control-api.openapi.yaml), in the order of the runtime's own stack test.
+"""Parallel track (seed 001 (Zhu et al., Dynamic Plan Migration), 4.2) driven through the workers'
+control API (docs/control-api.openapi.yaml), in the order of the runtime's own stack test.
 
 1. Each origin `split`s its partitions: the tuples it has read before its watermark `A` are old,
    and it answers `A` with the offsets (per `input:partition`) the target must read from, and

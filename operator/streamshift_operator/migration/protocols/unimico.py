@@ -1,5 +1,6 @@
-"""UniMiCo (seed 000) driven through the workers' control API (docs/control-api.openapi.yaml):
-the coordinator's part of the roles in `streamshift_engine.migration.unimico_roles`.
+"""UniMiCo (seed 000 (Pham et al.), 3.2) driven through the workers' control API
+(docs/control-api.openapi.yaml): the coordinator's part of the roles in
+`streamshift_engine.migration.unimico_roles`.
 
 1. Each target `begin`s: it reads its partitions from the log end and probes the first event
    times; its role's report shows `ts_start` once probed.
