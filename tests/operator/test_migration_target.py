@@ -165,7 +165,7 @@ def test_duration_from_the_phase_timeline_and_the_hand_over_patch() -> None:
     )
     recorded = cost(status, t0 + timedelta(seconds=6))
     assert recorded.duration_seconds == 3.5  # Preparing -> Finalizing: the protocol alone
-    assert recorded.output_gap_seconds is None  # measured on the output topic (gap.py)
+    assert recorded.output_gap_seconds is None  # measured on the output topic (output_gap.py)
     assert recorded.state_bytes_moved == 4096
     patch = handover_patch(status)
     assert patch["epoch"] == 1 and patch["replicas"] == 2 and "plan" not in patch

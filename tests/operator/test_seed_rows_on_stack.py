@@ -1,6 +1,6 @@
-"""Seed queries with ROWS windows through the operator (issue: `auto` and `unimico` on seed q2
-and q3 started target pods, the worker refused them, and they rolled back): each migration
-either Succeeds with verified-exact output or is refused before any target pod starts, with
+"""Seed queries with ROWS windows through the operator (`auto` and `unimico` on seed q2 and q3
+must not start target pods the worker then refuses, and roll back): each migration either
+Succeeds with verified-exact output or is refused before any target pod starts, with
 the reason in status and a Warning Event."""
 
 from __future__ import annotations

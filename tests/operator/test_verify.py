@@ -1,5 +1,6 @@
-"""The verifier's comparison (no Kafka): each failure of issue 16 fed to it is found, in both
-directions, and output written as the workers write it passes when it is exact."""
+"""The verifier's comparison (no Kafka): each kind of wrong output fed to it (missing, extra,
+differing and duplicate results, records decoded otherwise than the workers decode them) is
+found, in both directions, and output written as the workers write it passes when it is exact."""
 
 from __future__ import annotations
 
