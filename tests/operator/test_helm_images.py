@@ -152,12 +152,21 @@ def test_worker_entrypoint_is_the_console_script_the_operator_runs() -> None:
 
 
 def test_the_worker_leaves_out_only_packages_the_engine_never_imports() -> None:
-    """The worker venv drops pyproject dependencies by name; no non-Spark engine module imports
-    one of them (the image build imports every such module as well)."""
+    """The worker venv installs the wheel with pyproject's `engine` extra only, so the packages the
+    other roles' extras add are left out; no non-Spark engine module imports one of them (the
+    image build imports every such module as well)."""
     venv = {s.name: s for s in stages(REPO / "engine-image/Dockerfile")}["worker-venv"]
-    [install] = [r for r in venv.all("RUN") if "tomllib" in r]
-    left_out = set(install.rsplit('"', 1)[1].strip(" )").split())
-    assert left_out == {"kopf", "kubernetes", "pydantic", "matplotlib"}
+    assert any('.whl)[engine]"' in run for run in venv.all("RUN"))
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+
+    def packages(role: str) -> set[str]:
+        named = (re.split(r"[=<>!~ \[]", r)[0].lower() for r in extras[role])
+        return {name for name in named if name != "streamshift"}
+
+    left_out = set().union(*(packages(role) for role in extras)) - packages("engine")
+    assert {"kopf", "kubernetes", "pydantic", "matplotlib", "pyspark"} <= left_out
     engine = REPO / "engine-image/streamshift_engine"
     for module in engine.rglob("*.py"):
         if "spark" in module.relative_to(engine).parts:
@@ -176,7 +185,7 @@ def test_spark_image_has_pyspark_a_jre_and_the_entrypoint_spark_pods_call() -> N
     spark = {s.name: s for s in stages(REPO / "engine-image/Dockerfile")}["spark"]
     assert any("openjdk-17-jre-headless" in run for run in spark.all("RUN"))
     venv = {s.name: s for s in stages(REPO / "engine-image/Dockerfile")}["spark-venv"]
-    assert any('"streamshift[spark]"' in run for run in venv.all("RUN"))
+    assert any('.whl)[spark]"' in run for run in venv.all("RUN"))
     assert json.loads(spark.all("ENTRYPOINT")[0]) == ["/opt/entrypoint.sh"]
     assert (None, ["deploy/spark/image-entrypoint.sh"]) in copies(spark)
     entrypoint = (REPO / "deploy/spark/image-entrypoint.sh").read_text()
