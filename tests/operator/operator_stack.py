@@ -1,14 +1,13 @@
 """Helpers of the operator's stack tests: the local stack's endpoints, the CRDs, a namespace with
-the Secrets a query needs, the operator run in-process (KopfRunner), Nexmark input in Kafka, the
-in-process reference and a `read_committed` reader of the output."""
+the Secrets a query needs, the operator run in-process (KopfRunner) and Nexmark input in Kafka.
+The bounded wait, the reference and the `read_committed` reader are `support`'s."""
 
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -16,19 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, Producer
 from kopf.testing import KopfRunner
 from kubernetes import client
 from kubernetes import config as kube_config
 from kubernetes.client.exceptions import ApiException
 from minio import Minio
 from streamshift_engine.events.batch import Batch
-from streamshift_engine.events.wire import encode_json
 from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.plan import builtin
-from streamshift_engine.runner import Instance, collect
 from streamshift_operator.crdgen.kinds import KINDS, crd
+from support.kafka import produce
+from support.waiting import wait_for
 
 GROUP, VERSION, SQ, MIG = "streamshift.io", "v1alpha1", "streamqueries", "migrations"
 TOKEN = "operator-test-token"
@@ -124,17 +122,6 @@ def _established(extensions: Any, name: str) -> bool:
     return any(c.type == "Established" and c.status == "True" for c in conditions)
 
 
-def wait_for(what: str, check: Callable[[], Any], timeout: float, every: float = 0.3) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(every)
-    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
-
-
 def stream_query(
     name: str, plan: str, prefix: str, stack: Stack, parallelism: int = 1, **extra: Any
 ) -> dict[str, Any]:
@@ -191,53 +178,10 @@ def nexmark(plan: str, count: int, start: int = 0) -> dict[str, Batch]:
     return {spec.name: events[spec.name] for spec in builtin(plan).inputs}
 
 
-def produce(stack: Stack, prefix: str, inputs: dict[str, Batch]) -> None:
-    producer = Producer(
-        {"bootstrap.servers": stack.kafka, "linger.ms": 5, "enable.idempotence": True}
-    )
+def produce_inputs(stack: Stack, prefix: str, inputs: dict[str, Batch]) -> None:
+    """Each input to its topic `{prefix}-{input}`, one JSON record per event."""
     for name, batch in inputs.items():
-        for partition in range(PARTITIONS):
-            for value in encode_json(batch.take(batch.partition == partition)):
-                producer.produce(f"{prefix}-{name}", value, partition=partition)
-                producer.poll(0)
-    producer.flush(30)
-
-
-def reference(plan: str, inputs: list[dict[str, Batch]]) -> list[str]:
-    """Sorted result records of the in-process engine over the inputs, in order, no flush."""
-    instance = Instance(builtin(plan), range(PARTITIONS))
-    for chunk in inputs:
-        for name, batch in chunk.items():
-            for partition in range(PARTITIONS):
-                instance.feed(name, partition, batch.take(batch.partition == partition))
-    return sorted(json.dumps(r, sort_keys=True) for r in collect(instance.poll()))
-
-
-def read_committed(stack: Stack, topic: str, expect: int, timeout: float) -> list[str]:
-    """The committed records of `topic` (sorted JSON) once `expect` arrived and 3 s passed
-    quietly, or at the deadline."""
-    consumer = Consumer(
-        {
-            "bootstrap.servers": stack.kafka,
-            "group.id": f"operator-test-{time.time_ns()}",
-            "isolation.level": "read_committed",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
-    )
-    consumer.subscribe([topic])
-    records: list[str] = []
-    deadline = time.monotonic() + timeout
-    quiet = time.monotonic() + 3
-    while time.monotonic() < deadline:
-        for message in consumer.consume(1000, 0.5):
-            if message.error() is None:
-                records.append(json.dumps(json.loads(message.value() or b""), sort_keys=True))
-                quiet = time.monotonic() + 3
-        if len(records) >= expect and time.monotonic() > quiet:
-            break
-    consumer.close()
-    return sorted(records)
+        produce(stack.kafka, f"{prefix}-{name}", batch)
 
 
 @contextmanager
@@ -261,7 +205,7 @@ def feed_steadily(
     high = max(int(b.ts.max()) for b in inputs.values()) + 1
     bounds = [low + (high - low) * i // chunks for i in range(chunks + 1)]
     for begin, end in itertools.pairwise(bounds):
-        produce(
+        produce_inputs(
             stack, prefix, {n: b.take((b.ts >= begin) & (b.ts < end)) for n, b in inputs.items()}
         )
         time.sleep(every)

@@ -25,12 +25,12 @@ from operator_stack import (
     Cluster,
     Stack,
     nexmark,
-    produce,
+    produce_inputs,
     read_stack,
     stream_query,
-    wait_for,
 )
 from streamshift_operator.clients.kafka_topics import ensure_topics
+from support.waiting import wait_for
 from test_helm_chart import CHART, helm
 
 pytestmark = pytest.mark.stack
@@ -170,7 +170,7 @@ def test_helm_install_runs_the_operator_pod_and_its_query_and_uninstall_cleans_u
     refs = {"name": "streamshift-s3", "key": "access"}, {"name": "streamshift-s3", "key": "secret"}
     body["spec"]["snapshot"]["credentials"] = {"accessKey": refs[0], "secretKey": refs[1]}
     ensure_topics(stack.kafka, [(f"{namespace}-bid", PARTITIONS)])
-    produce(stack, namespace, nexmark("nexmark-q1", 2_000))  # read from the start
+    produce_inputs(stack, namespace, nexmark("nexmark-q1", 2_000))  # read from the start
     cluster.create(SQ, namespace, body)
     workers = "streamshift.io/query=q1"
     wait_for("2 worker pods Running", lambda: running(cluster, namespace, workers, 2), 30)

@@ -19,8 +19,8 @@ from operator_stack import (
     operator,
     read_stack,
     stream_query,
-    wait_for,
 )
+from support.waiting import wait_for
 
 pytestmark = pytest.mark.stack
 

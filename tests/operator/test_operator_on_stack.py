@@ -19,6 +19,7 @@ from kubernetes.client.exceptions import ApiException
 from operator_stack import (
     GROUP,
     MIG,
+    PARTITIONS,
     SQ,
     VERSION,
     Cluster,
@@ -27,14 +28,14 @@ from operator_stack import (
     migration,
     nexmark,
     operator,
-    produce,
-    read_committed,
+    produce_inputs,
     read_stack,
-    reference,
     snapshots,
     stream_query,
-    wait_for,
 )
+from support.kafka import read_committed
+from support.reference import reference
+from support.waiting import wait_for
 
 pytestmark = pytest.mark.stack
 
@@ -111,10 +112,10 @@ def test_query_runs_reports_and_outputs_exactly(
         }
         assert cluster.pods(namespace)["q5-e0-0"].status.phase == "Running"
         inputs = nexmark("nexmark-q5", 20_000)
-        produce(stack, namespace, inputs)
-        expected = reference("nexmark-q5", [inputs])
+        produce_inputs(stack, namespace, inputs)
+        expected = reference("nexmark-q5", inputs, PARTITIONS)
         assert len(expected) > 10
-        assert read_committed(stack, f"{namespace}-out", len(expected), 60) == expected
+        assert read_committed(stack.kafka, f"{namespace}-out", len(expected), 60) == expected
         reported = wait_for(
             "a watermark in status",
             lambda: (s := cluster.status(SQ, namespace, "q5")).get("watermark") and s,
@@ -213,7 +214,7 @@ def run_and_migrate(
     right after the start); the output must equal the in-process reference whatever the
     `outcome`. Returns the migration's final status."""
     inputs = nexmark(plan, 40_000)
-    expected = reference(plan, [inputs])
+    expected = reference(plan, inputs, PARTITIONS)
     with operator(namespace, stack):
         cluster.create(SQ, namespace, stream_query("q", plan, namespace, stack, parallelism))
         wait_for("q Running", lambda: ready(cluster, namespace, "q"), 60)
@@ -235,7 +236,7 @@ def run_and_migrate(
         assert status["phase"] == outcome, status
         feeder.join(60)
         wait_for("q Running again", lambda: ready(cluster, namespace, "q"), 60)
-        assert read_committed(stack, f"{namespace}-out", len(expected), 90) == expected
+        assert read_committed(stack.kafka, f"{namespace}-out", len(expected), 90) == expected
     return status
 
 

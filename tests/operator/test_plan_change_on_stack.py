@@ -13,7 +13,6 @@ and status then carry the new plan."""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import uuid
@@ -29,15 +28,16 @@ from operator_stack import (
     feed_steadily,
     migration,
     operator,
-    read_committed,
     read_stack,
     stream_query,
-    wait_for,
 )
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.plan.join_trees import JoinTree, join_tree_plan
+from streamshift_engine.plan.model import Plan
 from streamshift_engine.plan.parse import plan_document
-from streamshift_engine.runner import Instance, collect
+from support.kafka import read_committed
+from support.reference import reference
+from support.waiting import wait_for
 
 pytestmark = [pytest.mark.stack, pytest.mark.timeout(120)]
 SCHEMA = {"ts": "int", "k": "int", "m": "int"}
@@ -45,9 +45,14 @@ OLD: JoinTree = (("S", "T"), "U")
 NEW: JoinTree = (("S", "U"), "T")
 
 
+def plan(tree: JoinTree) -> Plan:
+    """The plan of `tree`: 100 ms range, joined on `k`."""
+    return join_tree_plan("joins", tree, 100, "k", SCHEMA)
+
+
 def document(tree: JoinTree) -> dict[str, Any]:
-    """The inline plan object of `tree`: 100 ms range, joined on `k`."""
-    return plan_document(join_tree_plan("joins", tree, 100, "k", SCHEMA))
+    """The inline plan object of `tree`."""
+    return plan_document(plan(tree))
 
 
 def streams(count: int) -> dict[str, Batch]:
@@ -79,14 +84,6 @@ def entered(cluster: Cluster, namespace: str, name: str) -> list[str]:
     return [p["phase"] for p in cluster.status(MIG, namespace, name).get("phaseHistory", [])]
 
 
-def reference(tree: JoinTree, inputs: dict[str, Batch]) -> list[str]:
-    instance = Instance(join_tree_plan("joins", tree, 100, "k", SCHEMA), range(PARTITIONS))
-    for name, batch in inputs.items():
-        for partition in range(PARTITIONS):
-            instance.feed(name, partition, batch.take(batch.partition == partition))
-    return sorted(json.dumps(r, sort_keys=True) for r in collect(instance.poll()))
-
-
 PHASES = {
     "moving-state": ["PausingOrigin", "MovingState", "Recomputing"],
     "parallel-track": ["TrackingInParallel", "DrainingOrigin"],
@@ -106,8 +103,8 @@ def test_a_plan_change_changes_the_join_order_with_verified_exact_output(protoco
     try:
         cluster.secrets(namespace, stack)
         inputs = streams(2_000)
-        expected = reference(OLD, inputs)
-        assert expected == reference(NEW, inputs) and len(expected) > 100
+        expected = reference(plan(OLD), inputs, PARTITIONS)
+        assert expected == reference(plan(NEW), inputs, PARTITIONS) and len(expected) > 100
         body = stream_query("q", "joins", namespace, stack)
         body["spec"]["plan"] = {"inline": document(OLD)}
         body["spec"]["sources"] = [
@@ -149,7 +146,7 @@ def test_a_plan_change_changes_the_join_order_with_verified_exact_output(protoco
             query = cluster.get(SQ, namespace, "q")
             assert query["spec"]["plan"] == new_plan and query["status"]["plan"] == new_plan
             assert query["status"]["epoch"] == 1
-            output = read_committed(stack, f"{namespace}-out", len(expected), 40)
+            output = read_committed(stack.kafka, f"{namespace}-out", len(expected), 40)
             assert output == expected
         timeline = [(p["phase"], p["enteredAt"][11:23]) for p in status["phaseHistory"]]
         print(f"join order by {protocol}: {status['cost']}, {len(expected)} results; {timeline}")

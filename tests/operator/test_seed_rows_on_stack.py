@@ -20,10 +20,10 @@ from operator_stack import (
     migration,
     operator,
     stream_query,
-    wait_for,
 )
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.plan import builtin
+from support.waiting import wait_for
 from test_operator_on_stack import cluster, finished, namespace, ready, stack  # noqa: F401
 
 pytestmark = pytest.mark.stack

@@ -20,8 +20,8 @@ from operator_stack import (
     nexmark,
     operator,
     stream_query,
-    wait_for,
 )
+from support.waiting import wait_for
 from test_operator_on_stack import cluster, finished, namespace, ready, stack  # noqa: F401
 
 pytestmark = pytest.mark.stack
