@@ -221,3 +221,17 @@ def snapshots(stack: Stack, prefix: str) -> list[str]:
         return []
     listed = store.list_objects("operator-tests", prefix=prefix, recursive=True)
     return [str(o.object_name) for o in listed]
+
+
+def ready(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | None:
+    """The query's status once it is Running at its current generation, else None."""
+    body = cluster.get(SQ, namespace, name)
+    status = body.get("status") or {}
+    current = status.get("observedGeneration") == body["metadata"]["generation"]
+    return status if current and status.get("phase") == "Running" else None
+
+
+def finished(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | None:
+    """The migration's status once it has ended (Succeeded, Failed or RolledBack), else None."""
+    status = cluster.status(MIG, namespace, name)
+    return status if status.get("phase") in ("Succeeded", "Failed", "RolledBack") else None

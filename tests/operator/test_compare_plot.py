@@ -2,13 +2,10 @@
 a migration, its span from the phase history, and the PNG written with matplotlib."""
 
 import math
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parents[2] / "e2e"))
-
-from compare_plot import Output, binned, plot, span
+from e2e.compare_plot import Output, binned, plot, span
 
 T0 = 1_800_000_000.0
 

@@ -1,12 +1,7 @@
 """`make demo-compare`'s table (e2e/compare.py): one row per protocol from its Migration's
 status, "-" where the status records nothing, a refused protocol shown as not supported."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "e2e"))
-
-from compare import cells, passed, table
+from e2e.compare import cells, passed, table
 
 SUCCEEDED = {
     "phase": "Succeeded",

@@ -18,9 +18,9 @@ from importlib.metadata import distribution
 from pathlib import Path
 
 import pytest
+from helm_chart import container, render
 from streamshift_engine.cli import build_parser
 from streamshift_operator.resources.pods import WORKER_COMMAND
-from test_helm_chart import container, render
 
 REPO = Path(__file__).resolve().parents[2]
 VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from helm_chart import CHART, container, helm
 from streamshift_operator.models.migration import MigrationSpec, Protocol
 from streamshift_operator.models.streamquery import StreamQuerySpec
 from streamshift_operator.streamquery.plan_check import check_plan
-from test_helm_chart import CHART, container, helm
 
 REPO = Path(__file__).resolve().parents[2]
 KIND = REPO / "e2e/kind"

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from helm_chart import CHART, helm
 from kubernetes import client
 from operator_stack import (
     GROUP,
@@ -26,12 +27,10 @@ from operator_stack import (
     Stack,
     nexmark,
     produce_inputs,
-    read_stack,
     stream_query,
 )
 from streamshift_operator.clients.kafka_topics import ensure_topics
 from support.waiting import wait_for
-from test_helm_chart import CHART, helm
 
 pytestmark = pytest.mark.stack
 
@@ -39,20 +38,9 @@ ACCOUNT = "operator"
 DRY_RUN = ("--force-conflicts", "--dry-run=server", "-f", "-")
 
 
-@pytest.fixture(scope="module")
-def stack() -> Stack:
-    return read_stack()
-
-
-@pytest.fixture(scope="module")
-def cluster(stack: Stack) -> Cluster:
-    found = Cluster(stack.kubeconfig)
-    found.install_crds()
-    return found
-
-
 @pytest.fixture
 def namespace(cluster: Cluster) -> Iterator[str]:
+    """A namespace of its own, without the Secrets (the chart makes them)."""
     name = f"helm-{uuid.uuid4().hex[:8]}"
     cluster.core.create_namespace({"metadata": {"name": name}})
     yield name

@@ -8,13 +8,9 @@ from __future__ import annotations
 import re
 import threading
 import time
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from call_report import failure
-from failure_dump import dump
 from kubernetes.client.exceptions import ApiException
 from operator_stack import (
     GROUP,
@@ -25,11 +21,12 @@ from operator_stack import (
     Cluster,
     Stack,
     feed_steadily,
+    finished,
     migration,
     nexmark,
     operator,
     produce_inputs,
-    read_stack,
+    ready,
     snapshots,
     stream_query,
 )
@@ -40,52 +37,11 @@ from support.waiting import wait_for
 pytestmark = pytest.mark.stack
 
 
-@pytest.fixture(scope="module")
-def stack() -> Stack:
-    return read_stack()
-
-
-@pytest.fixture(scope="module")
-def cluster(stack: Stack) -> Cluster:
-    found = Cluster(stack.kubeconfig)
-    found.install_crds()
-    return found
-
-
-@pytest.fixture
-def namespace(
-    cluster: Cluster, stack: Stack, request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
-) -> Iterator[str]:
-    """A namespace with the query's Secrets; when the test failed, what it left there is written
-    to a file (`failure_dump`) before the namespace is deleted."""
-    name = f"op-{uuid.uuid4().hex[:8]}"
-    cluster.core.create_namespace({"metadata": {"name": name}})
-    cluster.secrets(name, stack)
-    yield name
-    failed = failure(request)
-    if failed is not None:
-        path = dump(cluster, stack, name, request.node.nodeid, failed, caplog.text)
-        print(f"failure evidence: {path}")
-    cluster.core.delete_namespace(name)
-
-
-def ready(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | None:
-    body = cluster.get(SQ, namespace, name)
-    status = body.get("status") or {}
-    current = status.get("observedGeneration") == body["metadata"]["generation"]
-    return status if current and status.get("phase") == "Running" else None
-
-
 def staying(cluster: Cluster, namespace: str) -> list[str]:
     """The query's pods whose deletion is not asked for (the node agent ends the others)."""
     return sorted(
         n for n, p in cluster.pods(namespace).items() if not p.metadata.deletion_timestamp
     )
-
-
-def finished(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | None:
-    status = cluster.status(MIG, namespace, name)
-    return status if status.get("phase") in ("Succeeded", "Failed", "RolledBack") else None
 
 
 def test_query_runs_reports_and_outputs_exactly(

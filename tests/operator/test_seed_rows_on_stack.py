@@ -17,14 +17,15 @@ from operator_stack import (
     Cluster,
     Stack,
     feed_steadily,
+    finished,
     migration,
     operator,
+    ready,
     stream_query,
 )
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.plan import builtin
 from support.waiting import wait_for
-from test_operator_on_stack import cluster, finished, namespace, ready, stack  # noqa: F401
 
 pytestmark = pytest.mark.stack
 
@@ -49,9 +50,9 @@ def target_pods(kube: Cluster, ns: str, query: str) -> list[str]:
 
 @pytest.mark.parametrize(("plan", "protocol"), [("q2", "auto"), ("q3", "unimico")])
 def test_a_rows_query_moves_exactly_by_unimico(
-    cluster: Cluster,  # noqa: F811
-    namespace: str,  # noqa: F811
-    stack: Stack,  # noqa: F811
+    cluster: Cluster,
+    namespace: str,
+    stack: Stack,
     plan: str,
     protocol: str,
 ) -> None:
@@ -73,9 +74,9 @@ def test_a_rows_query_moves_exactly_by_unimico(
 
 
 def test_parallel_track_on_q3_is_refused_before_any_pod_starts(
-    cluster: Cluster,  # noqa: F811
-    namespace: str,  # noqa: F811
-    stack: Stack,  # noqa: F811
+    cluster: Cluster,
+    namespace: str,
+    stack: Stack,
 ) -> None:
     with operator(namespace, stack):
         cluster.create(SQ, namespace, stream_query("q", "q3", namespace, stack, 1))

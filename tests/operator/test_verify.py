@@ -6,12 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import orjson
 import pytest
-from streamshift_engine.events.wire import Schema, decode_json, encode_results_json
-from streamshift_engine.runner import Instance
-from streamshift_engine.runtime.projection import input_schemas, projected
+from streamshift_engine.events.wire import Schema, decode_json
 from streamshift_operator.migration.verification_diff import (
     Reference,
     compare,
@@ -19,78 +16,14 @@ from streamshift_operator.migration.verification_diff import (
     plan_of,
     reference,
 )
-
-WINDOW_MS = 1000
-SUMS = {
-    "name": "sums",
-    "inputs": [
-        {
-            "name": "S",
-            "topic": "s",
-            "time_field": "ts",
-            "key_field": "k",
-            "schema": {"ts": "int", "k": "int", "m": "int", "note": "int"},
-        }
-    ],
-    "operators": [
-        {
-            "id": "sum",
-            "type": "window_aggregate",
-            "input": "S",
-            "params": {
-                "window": {"kind": "time", "size": WINDOW_MS},
-                "group_by": ["k"],
-                "aggregates": [{"name": "total", "fn": "sum", "field": "m"}],
-            },
-        }
-    ],
-    "output": "sum",
-}
-PARTITIONS = 2
-Inputs = dict[str, dict[int, list[tuple[int, bytes]]]]
-
-
-def _inputs(count: int = 60, note: Any = 7) -> Inputs:
-    """`count` records a partition, one every 100 ms, key = partition, m = offset."""
-    return {
-        "S": {
-            p: [
-                (i, orjson.dumps({"ts": i * 100, "k": p, "m": i, "note": note}))
-                for i in range(count)
-            ]
-            for p in range(PARTITIONS)
-        }
-    }
-
-
-def _worker_output(plan_doc: dict[str, Any], inputs: Inputs) -> list[dict[str, Any]]:
-    """The output as the workers write it: one instance a partition, each running the
-    projected plan, its results encoded by the sink's JSON encoder and read back."""
-    plan = plan_of(plan_doc)
-    schemas = input_schemas(plan)
-    output = []
-    for partition in range(PARTITIONS):
-        instance = Instance(projected(plan), [partition])
-        for name, by_partition in inputs.items():
-            records = by_partition[partition]
-            batch, _ = decode_json(
-                name,
-                [value for _, value in records],
-                np.full(len(records), partition, np.int32),
-                np.array([offset for offset, _ in records], np.int64),
-                schemas[name],
-            )
-            instance.feed(name, partition, batch)
-        for results in instance.poll():
-            output += [orjson.loads(value) for value in encode_results_json(results)]
-    return output
+from verify_cases import PARTITIONS, SUMS, WINDOW_MS, sums_input, worker_output
 
 
 def _setup() -> tuple[Reference, list[dict[str, Any]], int]:
-    inputs = _inputs()
+    inputs = sums_input()
     expected = reference(plan_of({"inline": SUMS}), PARTITIONS, inputs)
     assert expected.watermark is not None
-    return expected, _worker_output({"inline": SUMS}, inputs), expected.watermark
+    return expected, worker_output({"inline": SUMS}, inputs), expected.watermark
 
 
 def test_output_written_as_the_workers_write_it_is_exact() -> None:
@@ -138,7 +71,7 @@ def test_a_repeated_id_with_one_right_copy_is_a_duplicate_not_a_difference() -> 
 def test_a_bad_unread_field_is_decoded_as_the_worker_decodes_it() -> None:
     """`note` is in the schema but the plan never reads it: the worker decodes a record whose
     `note` is malformed, so the reference must count it too."""
-    inputs = _inputs(note="not a number")
+    inputs = sums_input(note="not a number")
     plan = plan_of({"inline": SUMS})
     full = Schema("S", tuple(plan.inputs[0].schema.items()), "ts")  # type: ignore[arg-type]
     records = inputs["S"][0]
@@ -148,12 +81,12 @@ def test_a_bad_unread_field_is_decoded_as_the_worker_decodes_it() -> None:
     assert expected.watermark is not None
     by_id = {e.record["id"]: e.record for e in expected.results}
     assert by_id["sums|0|1000|0"]["total"] == sum(range(10))
-    verdict = compare(expected, _worker_output({"inline": SUMS}, inputs), expected.watermark)
+    verdict = compare(expected, worker_output({"inline": SUMS}, inputs), expected.watermark)
     assert verdict.exact, verdict.message
 
 
 def test_a_record_with_a_bad_read_field_is_dropped_by_both() -> None:
-    inputs = _inputs()
+    inputs = sums_input()
     inputs["S"][0][5] = (5, orjson.dumps({"ts": 500, "k": 0, "m": "x", "note": 7}))
     expected = reference(plan_of({"inline": SUMS}), PARTITIONS, inputs)
     by_id = {e.record["id"]: e.record for e in expected.results}

@@ -1,11 +1,8 @@
 """The demo fails on a verification that is not exact, though the migration Succeeded."""
 
-import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parents[2] / "e2e"))
-from demo import failure
+from e2e.demo import failure
 
 
 def _status(exact: bool, verified: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from operator_stack import read_stack
 from streamshift_operator.migration.verification import group_of, verify
 from streamshift_operator.models.streamquery import StreamQuerySpec
 from streamshift_operator.resources.pods import QueryIdentity
-from test_verify import PARTITIONS, SUMS, _inputs, _worker_output
+from verify_cases import PARTITIONS, SUMS, sums_input, worker_output
 
 pytestmark = pytest.mark.stack
 PLAN = {"inline": SUMS}
@@ -97,9 +97,9 @@ def _before(results: list[dict[str, Any]], end: int) -> list[dict[str, Any]]:
 
 
 def test_exact_output_passes_and_lost_windows_fail(query: Query) -> None:
-    inputs = _inputs()
+    inputs = sums_input()
     query.feed(inputs)
-    output = _worker_output(PLAN, inputs)
+    output = worker_output(PLAN, inputs)
     query.emit([r for r in _before(output, 4000) if r["window_end"] != 2000], 4000)
     verdict = verify(query.spec, PLAN, query.identity, touched_to=2500, wait_s=10)
     assert not verdict.exact and verdict.missing == 2 and verdict.bound == 4000
@@ -110,9 +110,9 @@ def test_exact_output_passes_and_lost_windows_fail(query: Query) -> None:
 
 
 def test_it_waits_for_windows_that_close_after_it_started(query: Query) -> None:
-    inputs = _inputs()
+    inputs = sums_input()
     query.feed(inputs)
-    output = _worker_output(PLAN, inputs)
+    output = worker_output(PLAN, inputs)
     query.emit(_before(output, 3000), 3000)
 
     def later() -> None:
@@ -130,9 +130,9 @@ def test_it_waits_for_windows_that_close_after_it_started(query: Query) -> None:
 
 
 def test_windows_that_never_close_make_it_not_exact(query: Query) -> None:
-    inputs = _inputs()
+    inputs = sums_input()
     query.feed(inputs)
-    query.emit(_before(_worker_output(PLAN, inputs), 3000), 3000)
+    query.emit(_before(worker_output(PLAN, inputs), 3000), 3000)
     verdict = verify(query.spec, PLAN, query.identity, touched_to=3500, wait_s=3)
     assert not verdict.exact
     assert verdict.missing == verdict.extra == 0  # what was compared is right
@@ -142,9 +142,9 @@ def test_windows_that_never_close_make_it_not_exact(query: Query) -> None:
 def test_with_the_input_stopped_it_compares_what_exists_without_waiting(query: Query) -> None:
     """The workers committed the end of the input: windows still open there have no result in
     the reference either, so the comparison ends at the input's watermark at once."""
-    inputs = _inputs()
+    inputs = sums_input()
     query.feed(inputs)
-    query.emit(_worker_output(PLAN, inputs), 5900, offset=60)
+    query.emit(worker_output(PLAN, inputs), 5900, offset=60)
     began = time.monotonic()
     verdict = verify(query.spec, PLAN, query.identity, touched_to=5500, wait_s=30)
     assert verdict.exact, verdict.message

@@ -16,21 +16,22 @@ from operator_stack import (
     Cluster,
     Stack,
     feed_steadily,
+    finished,
     migration,
     nexmark,
     operator,
+    ready,
     stream_query,
 )
 from support.waiting import wait_for
-from test_operator_on_stack import cluster, finished, namespace, ready, stack  # noqa: F401
 
 pytestmark = pytest.mark.stack
 
 
 def test_output_the_reference_does_not_have_fails_the_verification(
-    cluster: Cluster,  # noqa: F811
-    namespace: str,  # noqa: F811
-    stack: Stack,  # noqa: F811
+    cluster: Cluster,
+    namespace: str,
+    stack: Stack,
 ) -> None:
     inputs = nexmark("nexmark-q8", 40_000)
     first = min(int(batch.ts.min()) for batch in inputs.values())
