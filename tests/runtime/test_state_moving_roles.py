@@ -1,6 +1,7 @@
 """The state-moving protocols' roles are written once: the in-process driver and the worker's
 actions resolve them from one registry (`state_moving_roles.ROLES`), the marker is where the
-origin has read (seed 003 5.1), and a worker target refuses a state saved under another plan."""
+origin has read (seed 003 (Bartnik et al., On-the-fly Reconfiguration) 5.1), and a worker target
+refuses a state saved under another plan."""
 
 from __future__ import annotations
 

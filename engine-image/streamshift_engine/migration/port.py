@@ -96,7 +96,8 @@ class StatePort(InstancePort, Protocol):
         """Restore the state of `partitions` the origin of `migration` saved (`saved`: what
         travelled, or None where the driver finds it itself); answer the positions it covers
         and a report. The worker refuses a state its origin saved under another plan version
-        (the in-process driver restores by operator id: seed 003 3.3's modifications)."""
+        (the in-process driver restores by operator id: the modifications of seed 003 (Bartnik et
+        al., On-the-fly Reconfiguration), 3.3)."""
 
     def fresh_instance(self, partitions: Collection[int]) -> Instance:
         """An empty instance of the port's plan for `partitions`, not yet installed."""

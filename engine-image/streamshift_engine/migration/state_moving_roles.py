@@ -2,15 +2,17 @@
 savepoint-restart and moving-state (`StatePort`: the in-process `Group` and the worker).
 
 All three stop the origin at a marker, carry the state of the moving partitions with the
-positions it covers to the target, and resume there; the log is the upstream buffer (seed 004's
-step list: deploy the new instance, buffer upstream, snapshot and transfer, replay the buffer;
-here nothing is buffered in memory: the target reads from the positions the state covers).
+positions it covers to the target, and resume there; the log is the upstream buffer (the step
+list of seed 004 (UPM-CEP, State Transfer): deploy the new instance, buffer upstream, snapshot and
+transfer, replay the buffer; here nothing is buffered in memory: the target reads from the
+positions the state covers).
 
 Origin (`MarkerOrigin`):
 1. `pause`: the marker is where the origin has read when the request arrives, unless the
-   request names one (seed 003 3.2 and 5.1 step 2: at the marker the upstream stops sending
-   records to the migrating instance, whose sources never consume a record they cannot
-   process, 6.4; seed 001 4.1.4, Algorithm 2: the old plan accepts no new tuple and
+   request names one (seed 003 (Bartnik et al., On-the-fly Reconfiguration) 3.2 and 5.1 step 2:
+   at the marker the upstream stops sending records to the migrating instance, whose sources
+   never consume a record they cannot process, 6.4; seed 001 (Zhu et al., Dynamic Plan
+   Migration) 4.1.4, Algorithm 2: the old plan accepts no new tuple and
    `cleanAccumulatedTuples` processes what is in it). It stops reading there; a repeated
    `pause` says whether every marker is reached.
 2. Once reached, the state of the moving partitions and the positions it covers
