@@ -1,0 +1,154 @@
+"""The autoscaler's decision: observations in, a parallelism and its reason out (pure).
+
+DS2 (Kalavri et al., "Three steps is all you need: fast, accurate, automatic scaling decisions
+for distributed streaming dataflows", OSDI 2018, section 3): an instance's *true* processing
+rate is the records it processed per second it was busy (time waiting for input does not
+count), so the parallelism that keeps up is one step away:
+
+    parallelism = ceil(input rate / (true rate per instance * target utilization))
+
+Around that one-step estimate:
+- bounds: min and max parallelism, and never above the partition count;
+- scale up at once when the input exceeds the running instances' target utilization (by more
+  than a small margin for metric noise, never beyond full utilization) or the lag exceeds the
+  tolerance; an up-scale also drains the backlog within the tolerance (the backlog is added to
+  the input rate as `lag / tolerance`, at full, not target, utilization);
+- hysteresis: scale down only if the load would fit the lower parallelism even with `headroom`
+  to spare, and land on the one-step estimate, which is then inside the band: a steady load,
+  noise included, never flaps;
+- scale down only after the lower parallelism was recommended for the whole scale-down delay
+  (the highest recommendation in that time is used), and never while an instance is busier
+  than the target (a busy job whose input shrinks is catching up: FLINK-38538);
+- no decision during the stabilization window after a rescale.
+"""
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+
+from streamshift_operator.autoscaler.inputs import (
+    InstanceLoad,
+    Observation,
+    PendingScaleDown,
+    Policy,
+)
+
+
+class Action(StrEnum):
+    """What to do now: hold, scale-up or scale-down."""
+
+    HOLD = "hold"
+    SCALE_UP = "scale-up"
+    SCALE_DOWN = "scale-down"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A decision: the recommended parallelism, whether to rescale to it now, and why."""
+
+    action: Action
+    parallelism: int
+    """The recommended parallelism (during a pending scale-down, the one it will use)."""
+    reason: str
+    act: bool
+    """Rescale now: the action is not hold and the policy is not recommend-only."""
+    pending: PendingScaleDown | None
+    """The scale-down waiting out its delay, to hand to the next decision."""
+    true_rate: float | None
+    """Records per busy second of one instance, if any instance was busy."""
+
+
+def true_rate(instances: tuple[InstanceLoad, ...]) -> float | None:
+    """Records one instance processes per busy second (DS2's true processing rate), over all
+    instances; None when no instance processed anything."""
+    busy = sum(instance.busy_seconds for instance in instances)
+    processed = sum(instance.processed for instance in instances)
+    if busy <= 0 or processed <= 0:
+        return None
+    return processed / busy
+
+
+def decide(obs: Observation, policy: Policy, pending: PendingScaleDown | None) -> Decision:
+    """The decision for one observation, given the scale-down pending since earlier ones."""
+    rate = true_rate(obs.instances)
+    action, parallelism, reason, kept = _verdict(obs, policy, pending, rate)
+    act = action is not Action.HOLD and not policy.recommend_only
+    if action is Action.SCALE_DOWN and act:
+        kept = None
+    return Decision(action, parallelism, reason, act, kept, rate)
+
+
+_Verdict = tuple[Action, int, str, PendingScaleDown | None]
+
+
+def _verdict(
+    obs: Observation, policy: Policy, pending: PendingScaleDown | None, rate: float | None
+) -> _Verdict:
+    high = max(1, min(policy.max_parallelism, obs.partitions))
+    low = max(1, min(policy.min_parallelism, high))
+    current = obs.parallelism
+    if not low <= current <= high:
+        bounded = min(max(current, low), high)
+        action = Action.SCALE_UP if bounded > current else Action.SCALE_DOWN
+        return action, bounded, f"parallelism {current} is outside [{low}, {high}]", None
+    if obs.last_rescale_at is not None:
+        since = obs.at - obs.last_rescale_at
+        if since < policy.stabilization_seconds:
+            return Action.HOLD, current, f"stabilizing: {since:.0f}s since the last rescale", None
+    if rate is None:
+        if obs.input_rate > 0 or obs.lag_records > 0:
+            return Action.HOLD, current, "no records processed in the metric window", None
+        return _scale_down(obs, policy, pending, low, fits=True, why="no input and no lag")
+
+    capacity = rate * policy.target_utilization
+    steady = math.ceil(obs.input_rate / capacity)
+    overload = min(1.0, policy.target_utilization * (1 + policy.overload_margin))
+    overloaded = obs.input_rate > current * rate * overload
+    per_instance = f"{rate:.0f} records per busy second per instance"
+    if overloaded or obs.lag_seconds > policy.lag_tolerance_seconds:
+        backlog_rate = obs.lag_records / policy.lag_tolerance_seconds
+        wanted = max(steady, math.ceil((obs.input_rate + backlog_rate) / rate))
+        why = (
+            f"input {obs.input_rate:.0f}/s and lag {obs.lag_records} records "
+            f"({obs.lag_seconds:.0f}s) need {wanted} instances at {per_instance} and "
+            f"{policy.target_utilization:.0%} target utilization"
+        )
+        if min(wanted, high) > current:
+            return Action.SCALE_UP, min(wanted, high), why, None
+        if wanted > current:
+            return Action.HOLD, current, f"{why}; maxParallelism allows {high}", None
+        return Action.HOLD, current, f"lag drains within the tolerance at {current}", None
+    with_headroom = math.ceil(obs.input_rate / (capacity * (1 - policy.headroom)))
+    why = (
+        f"input {obs.input_rate:.0f}/s needs {max(steady, low)} instances at {per_instance} "
+        f"and {policy.target_utilization:.0%} target utilization"
+    )
+    return _scale_down(obs, policy, pending, max(steady, low), with_headroom < current, why)
+
+
+def _scale_down(
+    obs: Observation,
+    policy: Policy,
+    pending: PendingScaleDown | None,
+    target: int,
+    fits: bool,
+    why: str,
+) -> _Verdict:
+    """Scale down to `target` if it fits with headroom, no instance is busier than the target
+    utilization, and lower parallelisms were recommended for the whole delay."""
+    current = obs.parallelism
+    if target >= current:
+        return Action.HOLD, current, f"{why}: {current} keeps up", None
+    if not fits:
+        return Action.HOLD, current, f"{why}, but not with {policy.headroom:.0%} headroom", None
+    busiest = max((instance.busy_ratio for instance in obs.instances), default=0.0)
+    if busiest > policy.target_utilization:
+        return Action.HOLD, current, f"{why}, but an instance is {busiest:.0%} busy", None
+    if pending is None or pending.parallelism >= current:  # none, or from another placement
+        pending = PendingScaleDown(obs.at, target)
+    kept = PendingScaleDown(pending.since, max(pending.parallelism, target))
+    highest = kept.parallelism
+    left = policy.scale_down_delay_seconds - (obs.at - kept.since)
+    if left > 0:
+        return Action.HOLD, highest, f"{why}; scale-down to {highest} in {left:.0f}s", kept
+    return Action.SCALE_DOWN, highest, why, kept
