@@ -43,6 +43,7 @@ def test_stream_query_crd_has_scale_columns_and_status() -> None:
         "Ready",
         "Phase",
         "Instances",
+        "Recommended",
         "Watermark Lag",
         "Input Lag",
         "Last Migration",

@@ -46,6 +46,7 @@ STREAM_QUERY = Kind(
         ("Ready", "string", '.status.conditions[?(@.type=="Ready")].status'),
         ("Phase", "string", ".status.phase"),
         ("Instances", "string", ".status.readyInstances"),
+        ("Recommended", "integer", ".status.autoscaler.recommendedParallelism"),
         ("Watermark Lag", "integer", ".status.watermarkLagSeconds"),
         ("Input Lag", "integer", ".status.lag"),
         ("Last Migration", "string", ".status.lastMigration.name"),

@@ -2,9 +2,10 @@
 
 The spec names the plan (a built-in such as `nexmark-q5`, or an inline plan object), the Kafka
 topics it reads and writes, its parallelism (one worker pod per instance), resources, snapshot
-settings and the Secret holding the control-API token. The status is what the operator
-observed: phase, conditions, instances with their partitions, throughput, lag, watermark and
-the last snapshot. `status.replicas` and `status.selector` back the `scale` subresource.
+settings, the Secret holding the control-API token, and the autoscaler's bounds and targets.
+The status is what the operator observed: phase, conditions, instances with their partitions,
+throughput, lag, watermark, the last snapshot and the autoscaler's recommendation.
+`status.replicas` and `status.selector` back the `scale` subresource.
 """
 
 from datetime import datetime
@@ -20,6 +21,7 @@ from streamshift_operator.models.common import (
     SecretKeyRef,
     cel,
 )
+from streamshift_operator.models.protocol import Protocol
 
 TOPIC = r"^[a-zA-Z0-9._-]+$"
 INPUT_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]*$"  # as the plan names its inputs and outputs
@@ -135,6 +137,60 @@ class SnapshotSettings(ApiModel):
     """How many snapshots are kept, and what deleting the query does with them."""
 
 
+class AutoscalerMode(StrEnum):
+    """act rescales by Migrations; recommend only writes the decision to status."""
+
+    ACT = "act"
+    RECOMMEND = "recommend"
+
+
+class AutoscalerSpec(ApiModel):
+    """DS2-style autoscaling: the parallelism that keeps up with the input at the target
+    utilization, from each instance's busy time and the topics' input rate."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                cel(
+                    "!has(self.maxParallelism) || self.minParallelism <= self.maxParallelism",
+                    "autoscaler.minParallelism must not exceed autoscaler.maxParallelism: "
+                    "lower the minimum or raise the maximum",
+                    ".minParallelism",
+                ),
+                cel(
+                    "self.targetUtilization > 0.0 && self.targetUtilization <= 1.0",
+                    "autoscaler.targetUtilization is the busy fraction each instance aims at: "
+                    "give a number above 0 and at most 1, such as 0.7",
+                    ".targetUtilization",
+                ),
+            ]
+        }
+    )
+
+    enabled: bool = False
+    """Whether the operator observes the load and decides the parallelism."""
+    mode: AutoscalerMode = AutoscalerMode.ACT
+    """act rescales by Migrations; recommend only writes the decision to status."""
+    min_parallelism: int = Field(default=1, ge=1, le=1024)
+    """The fewest instances the autoscaler scales down to."""
+    max_parallelism: int | None = Field(default=None, ge=1, le=1024)
+    """The most instances the autoscaler scales up to (at most the partitions; the partition
+    count when unset)."""
+    target_utilization: float = 0.7
+    """The fraction of time each instance should be busy processing, above 0 and at most 1."""
+    lag_tolerance_seconds: int = Field(default=60, ge=1, le=86400)
+    """Lag (seconds of input behind the log end) beyond this scales up at once, enough to drain
+    it within this time."""
+    metric_window_seconds: int = Field(default=30, ge=5, le=3600)
+    """The window the busy time, processed records and input rate are averaged over."""
+    stabilization_seconds: int = Field(default=60, ge=0, le=86400)
+    """No decision for this long after a rescale (its metrics settle first)."""
+    scale_down_delay_seconds: int = Field(default=300, ge=0, le=86400)
+    """A lower parallelism must be recommended this long without a break before it is used."""
+    protocol: Protocol = Protocol.AUTO
+    """The protocol of the autoscaler's Migrations (auto lets the operator choose)."""
+
+
 class StreamQuerySpec(ApiModel):
     """The desired query: its plan, its Kafka topics, how many worker pods run it, and where
     their snapshots go."""
@@ -153,6 +209,21 @@ class StreamQuerySpec(ApiModel):
                     "parallelism must not exceed the sources' partition count: "
                     "lower spec.parallelism or give the topics more partitions",
                     ".parallelism",
+                ),
+                cel(
+                    "!has(self.autoscaler) || !has(self.autoscaler.maxParallelism) || "
+                    "self.sources.all(s, self.autoscaler.maxParallelism <= s.partitions)",
+                    "autoscaler.maxParallelism must not exceed the sources' partition count "
+                    "(an instance owns at least one partition): lower it or give the topics "
+                    "more partitions",
+                    ".autoscaler.maxParallelism",
+                ),
+                cel(
+                    "!has(self.autoscaler) || "
+                    "self.sources.all(s, self.autoscaler.minParallelism <= s.partitions)",
+                    "autoscaler.minParallelism must not exceed the sources' partition count: "
+                    "lower it or give the topics more partitions",
+                    ".autoscaler.minParallelism",
                 ),
             ]
         }
@@ -185,6 +256,8 @@ class StreamQuerySpec(ApiModel):
     """Where and how often the workers snapshot their state."""
     control_token: SecretKeyRef
     """The Secret key holding the bearer token of the workers' control API."""
+    autoscaler: AutoscalerSpec | None = None
+    """Rescale by the load: bounds, target utilization, tolerated lag, delays, protocol."""
 
 
 class QueryPhase(StrEnum):
@@ -244,6 +317,58 @@ class LastMigration(ApiModel):
     """When it ended."""
 
 
+class AutoscalerDecision(ApiModel):
+    """One decision of the autoscaler that changed (or, in recommend mode, recommended to
+    change) the parallelism."""
+
+    time: datetime
+    """When it was decided."""
+    action: str = Field(max_length=16)
+    """scale-up or scale-down."""
+    from_parallelism: int = Field(ge=0)
+    """The parallelism it was decided at."""
+    to_parallelism: int = Field(ge=1)
+    """The parallelism it chose."""
+    reason: str = Field(max_length=1024)
+    """Why: the input rate, lag and true processing rate it saw."""
+    migration: str | None = None
+    """The Migration it created (none in recommend mode)."""
+
+
+class PendingScaleDown(ApiModel):
+    """A scale-down waiting out the scale-down delay."""
+
+    since: datetime
+    """Since when lower parallelisms were recommended without a break."""
+    parallelism: int = Field(ge=1)
+    """The highest of them: the one used when the delay is over."""
+
+
+class AutoscalerStatus(ApiModel):
+    """What the autoscaler saw and decided last, and its recent decisions."""
+
+    recommended_parallelism: int | None = Field(default=None, ge=1)
+    """The parallelism the load needs now, within the bounds."""
+    action: str | None = Field(default=None, max_length=16)
+    """The last decision: hold, scale-up or scale-down."""
+    reason: str | None = Field(default=None, max_length=1024)
+    """Why it was decided so."""
+    last_decision_time: datetime | None = None
+    """When the last decision was made."""
+    input_rate: float | None = None
+    """Input records per second over the metric window, over all partitions."""
+    true_rate: float | None = None
+    """Records one instance processes per second it is busy (DS2's true processing rate)."""
+    lag_seconds: float | None = None
+    """How far behind the log end the query reads, in seconds of input."""
+    pending_scale_down: PendingScaleDown | None = None
+    """A scale-down waiting out its delay."""
+    last_rescale_time: datetime | None = None
+    """When the autoscaler's last Migration finished (the stabilization window starts then)."""
+    history: list[AutoscalerDecision] = Field(default_factory=list, max_length=10)
+    """The most recent rescaling decisions, newest last (at most 10)."""
+
+
 class StreamQueryStatus(ApiModel):
     """What the operator observed of the query's pods and workers."""
 
@@ -286,3 +411,5 @@ class StreamQueryStatus(ApiModel):
     """The Migration now moving or rescaling the query, if any."""
     last_migration: LastMigration | None = None
     """The most recent Migration that finished, how it ended, and whether it was verified."""
+    autoscaler: AutoscalerStatus | None = None
+    """With spec.autoscaler enabled: the recommendation, its reason, and recent decisions."""
