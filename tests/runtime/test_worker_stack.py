@@ -50,6 +50,15 @@ def test_worker_output_equals_the_in_process_engine(
     assert metric(env, "streamshift_results_out_total") == len(expected)
     assert metric(env, 'streamshift_migration_phase{phase="running"}') == 1.0
     assert metric(env, "streamshift_latency_seconds_count") > 0
+    load = body["load"]  # the autoscaler's inputs: busy time excludes waiting for input
+    assert load["busy_seconds"] > 0 and load["processed"] > 0
+    assert set(load["lag_records"]) == {f"bid:{p}" for p in range(PARTITIONS)}
+    assert metric(env, "streamshift_records_processed_total") == load["processed"]
+    if fmt == "json":
+        assert load["processed"] == body["counts"]["events_in"]
+    time.sleep(2.0)  # idle: the consume waits, which is not busy time
+    idle = control(env, "GET", "/v1/status")[1]["load"]
+    assert idle["busy_seconds"] - load["busy_seconds"] < 0.5
 
 
 @pytest.mark.parametrize(("fmt", "batch"), [("json", "500"), ("columnar", "1")])

@@ -34,6 +34,7 @@ from streamshift_engine.migration.role import Role
 from streamshift_engine.runner import Instance
 from streamshift_engine.runtime import recovery
 from streamshift_engine.runtime.config import WorkerConfig
+from streamshift_engine.runtime.load import Load, kafka_records
 from streamshift_engine.runtime.manifest import Manifest
 from streamshift_engine.runtime.metrics import Metrics
 from streamshift_engine.runtime.port import WorkerPort
@@ -82,6 +83,7 @@ class Worker:
         self.started = time.time()
         self.counts = {"events_in": 0, "results_out": 0, "dead_letters": 0, "snapshots_failed": 0}
         self.lag = 0
+        self.load = Load(metrics)
         self.committed_watermark: int | None = None  # what the committed output reflects
         self._phase = "running"
         self.metrics.set_phase(self._phase)
@@ -127,7 +129,7 @@ class Worker:
                 else:
                     self.commit_in_background()
             if now - last_lag >= 1.0:
-                self.lag = self.source.lag(self.consumed) if self.consumed else 0
+                self.lag = self.load.sample_source(self.source, self.consumed)
                 self.metrics.lag.set(self.lag)
                 last_lag = now
         self.uploads.shutdown(wait=True)
@@ -172,9 +174,11 @@ class Worker:
             self.deferred.pop(0)()
 
     def step(self, timeout: float) -> None:
-        """One batched consume, fed and polled; output queued unless it is replayed output."""
-        batches, dead = self.source.fetch(timeout)
+        """One batched consume, fed and polled; output queued unless it is replayed output.
+        Busy time is the step's less the consume's wait for input (`load`)."""
         begin = time.perf_counter()
+        batches, dead = self.source.fetch(timeout)
+        records = kafka_records(batches, self.source.slots)
         for role in self.active_roles():
             batches = role.on_input(self.port, batches)
         for position, batch in batches.items():
@@ -194,7 +198,9 @@ class Worker:
         for role in self.active_roles():
             role.after_output(self.port)
             self.phase = role.phase()
-        self.metrics.busy.inc(time.perf_counter() - begin)
+        busy = time.perf_counter() - begin - self.source.waited
+        self.metrics.busy.inc(busy)
+        self.load.stepped(busy, records)
 
     def _wanted(self, position: Position, offset: int) -> bool:
         bound = min(self.limit.get(position, 1 << 62), self.markers.get(position, 1 << 62))

@@ -10,7 +10,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 
 class Metrics:
-    """Events in and out, latency, busy time, lag, state and snapshot sizes, migration phase."""
+    """Events in and out, latency, busy time, lag, state and snapshot sizes, migration phase,
+    and the load the autoscaler reads (`load`)."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -24,7 +25,38 @@ class Metrics:
             buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
             registry=r,
         )
-        self.busy = Counter("streamshift_busy_seconds", "Time spent processing", registry=r)
+        self.busy = Counter(
+            "streamshift_busy_seconds", "Time spent decoding and processing input", registry=r
+        )
+        self.processed = Counter(
+            "streamshift_records_processed", "Kafka records decoded and processed", registry=r
+        )
+        self.busy_ratio = Gauge(
+            "streamshift_busy_ratio", "Fraction of the load window spent busy", registry=r
+        )
+        self.true_rate = Gauge(
+            "streamshift_true_rate_records",
+            "Records processed per busy second over the load window (DS2's true rate)",
+            registry=r,
+        )
+        self.input_rate = Gauge(
+            "streamshift_input_rate_records",
+            "Records per second appended to an input partition over the load window",
+            ["partition"],
+            registry=r,
+        )
+        self.partition_lag = Gauge(
+            "streamshift_partition_lag_records",
+            "Records behind a partition's end",
+            ["partition"],
+            registry=r,
+        )
+        self.partition_lag_seconds = Gauge(
+            "streamshift_partition_lag_seconds",
+            "Seconds of a partition's input rate behind its end",
+            ["partition"],
+            registry=r,
+        )
         self.lag = Gauge("streamshift_lag_records", "Records behind the partition ends", registry=r)
         self.state_bytes = Gauge("streamshift_state_bytes", "Operator state size", registry=r)
         self.watermark = Gauge("streamshift_watermark_ms", "Instance watermark", registry=r)

@@ -41,6 +41,7 @@ def status(worker: Worker) -> dict[str, Any]:
         "committed_watermark": worker.committed_watermark,
         "throughput": round(worker.counts["events_in"] / elapsed, 1),
         "lag": worker.lag,
+        "load": worker.load.report(),
         "state_bytes": worker.instance.state_bytes(),
         "counts": dict(worker.counts),
         "roles": {migration: role.report() for migration, role in worker.roles.items()},

@@ -106,6 +106,7 @@ class KafkaSource:
         self.assigned: dict[Position, int] = {}
         self.paused: set[Position] = set()
         self.progress = Progress(config.stall_s, config.commit_interval_s)
+        self.waited = 0.0  # seconds the last `records` spent in the consume
 
     def seek(self, positions: Mapping[Position, int]) -> None:
         """Read each (input, partition) from its event offset on (adds partitions as needed).
@@ -192,14 +193,14 @@ class KafkaSource:
                 result[(self.inputs[tp.topic], tp.partition)] = Committed(exact, mark)
         return result
 
-    def lag(self, consumed: Mapping[Position, int]) -> int:
-        """Records between each position and the end of its partition, summed."""
-        total = 0
-        for (name, partition), event_offset in consumed.items():
+    def cached_ends(self, positions: Iterable[Position]) -> dict[Position, int]:
+        """The Kafka end offset of each (input, partition) as last fetched (no request)."""
+        ends = {}
+        for name, partition in positions:
             tp = TopicPartition(self.topics[name], partition)
             _, high = self.consumer.get_watermark_offsets(tp, timeout=1.0, cached=True)
-            total += max(0, int(high) - self.kafka_offset(event_offset))
-        return total
+            ends[(name, partition)] = int(high)
+        return ends
 
     def fetch(self, timeout: float) -> tuple[dict[Position, Batch], list[DeadLetter]]:
         """One batched consume, decoded per (input, partition); malformed records as dead
@@ -240,9 +241,11 @@ class KafkaSource:
         """One batched consume (`_fastconsume`: packed columns, no object per record), its
         Kafka offsets and values per (input, partition) in offset order. A partition's records
         come in runs; the runs are found with numpy and each is sliced once."""
+        began = time.perf_counter()
         values, partitions, offsets, codes = _fastconsume.consume(
             self.consumer, CLIENT_ID, self.topic_names, self.config.batch_size, timeout
         )
+        self.waited = time.perf_counter() - began  # the step's wait for input is not busy time
         n = len(values)
         if not n:
             return {}
