@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,8 +21,15 @@ class ContainerProcess:
     """One run of a container's command. Stopping it stops its whole process group."""
 
     def __init__(
-        self, argv: list[str], env: dict[str, str], cwd: Path, log: Path, pid_file: Path
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        log: Path,
+        pid_file: Path,
+        before_exec: Callable[[], None] | None = None,
     ) -> None:
+        """Start `argv`; `before_exec` runs in the child before its command (its cgroups)."""
         self.started_at = now_iso()
         self.finished_at = ""
         self._kill_at = 0.0
@@ -39,6 +47,7 @@ class ContainerProcess:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=before_exec,
             )
         self.pid = self._proc.pid
         pid_file.parent.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,6 @@
 """One pod on the node: start its first container as a process, restart it by restartPolicy with
-backoff, probe it, stop it on deletion, and say what status the pod should report."""
+backoff, probe it, stop it on deletion, and say what status the pod should report. A container
+with a CPU limit runs in a cgroup with that CPU quota (`cgroups`), removed when the pod ends."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from streamshift_dev.cgroups import ROOT, CpuLimit, pod_limit
 from streamshift_dev.kube import Obj, get
 from streamshift_dev.podenv import EnvError, expand
 from streamshift_dev.podstatus import ContainerView, pod_status
@@ -36,11 +38,13 @@ class Paths:
 class PodRunner:
     """The lifecycle of one pod's process. tick() advances it; status() reports it."""
 
-    def __init__(self, pod: Obj, ip: str, paths: Paths) -> None:
+    def __init__(self, pod: Obj, ip: str, paths: Paths, cgroups: Path = ROOT) -> None:
         self.pod = pod
         self.ip = ip
         self.paths = paths
         self.container: Obj = pod["spec"]["containers"][0]
+        self.cgroups = cgroups
+        self.limit: CpuLimit | None = None
         self.policy = str(get(pod, "spec", "restartPolicy", default="Always"))
         self.start_time = str(get(pod, "status", "startTime", default="") or now_iso())
         image = str(self.container.get("image", ""))
@@ -78,10 +82,18 @@ class PodRunner:
 
     def stop(self, grace: float) -> bool:
         """Stop the process (SIGTERM, SIGKILL after GRACE s); True once it is gone."""
-        if self.proc is None:
-            return True
-        self.proc.stop(grace)
-        return self.proc.exit_code() is not None
+        if self.proc is not None:
+            self.proc.stop(grace)
+            if self.proc.exit_code() is None:
+                return False
+        return self._release()
+
+    def _release(self) -> bool:
+        """Remove the pod's cgroups, if it has any; True once none are left."""
+        if self.limit is not None and not self.limit.remove():
+            return False
+        self.limit = None
+        return True
 
     def status(self) -> Obj:
         """The pod status to report now."""
@@ -106,6 +118,14 @@ class PodRunner:
             return
         argv = [expand(a, env) for a in argv]
         meta = self.pod["metadata"]
+        try:
+            self.limit = pod_limit(meta["uid"], self.container, self.cgroups)
+            if self.limit is not None:
+                self.limit.create()
+        except (OSError, ValueError) as exc:
+            self.view.waiting = ("CreateContainerConfigError", f"CPU limit: {exc}")
+            self._next_start = time.monotonic() + 5
+            return
         workdir = self.paths.work / meta["uid"]
         try:
             self.proc = ContainerProcess(
@@ -114,6 +134,7 @@ class PodRunner:
                 workdir,
                 self.paths.log(self.pod, self.view.name),
                 self.paths.pids / f"{meta['namespace']}_{meta['name']}.pid",
+                None if self.limit is None else self.limit.enter,
             )
         except OSError as exc:
             now = now_iso()
@@ -166,6 +187,7 @@ class PodRunner:
         restart = self.policy == "Always" or (self.policy == "OnFailure" and code != 0)
         if not restart:
             self.phase = "Succeeded" if code == 0 else "Failed"
+            self._release()
             return
         self.view.last_terminated, self.view.terminated = self.view.terminated, None
         self.view.restart_count += 1
