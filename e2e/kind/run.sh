@@ -105,7 +105,7 @@ export SPARK_HOME
   --conf spark.kubernetes.driver.label.app=e2e-nexmark --conf spark.jars="$jars" \
   --conf spark.kubernetes.submission.waitAppCompletion=false \
   local:///opt/streamshift/engine-image/streamshift_engine/spark/cli.py generate \
-  --shape constant --rate 500 --event-rate 500 --duration 3600 --partitions 4 \
+  --event-rate 500 --duration 3600 --partitions 4 \
   --topic-prefix "$NS-" --bootstrap kafka.streamshift-infra.svc:9092 --master "" \
   >"$LOG/e2e-kind-spark-submit.log" 2>&1 || { cat "$LOG/e2e-kind-spark-submit.log" >&2; die "spark-submit failed"; }
 wait_for() {  # wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds

@@ -1,10 +1,12 @@
-"""The paced loop writes what the rate shape owes, in consecutive index ranges, and ends."""
+"""The paced loop writes, in consecutive index ranges, the events whose event time is due, so
+they arrive at the rate their timestamps follow; and it ends."""
 
 from __future__ import annotations
 
 import pytest
+from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.spark.generator import GenerateSpec
-from streamshift_engine.spark.pacing import RateShape, paced
+from streamshift_engine.spark.pacing import paced
 
 
 class FakeClock:
@@ -18,35 +20,39 @@ class FakeClock:
         self.now += seconds
 
 
-@pytest.mark.parametrize(
-    ("shape", "expected_total"),
-    [
-        (RateShape("constant", 1000.0), 10_000),
-        (RateShape("step", 1000.0, high=3000.0, step_at_s=4.0), 4000 + 6 * 3000),
-        (RateShape("sine", 1000.0, high=1500.0, period_s=5.0), 10_000),
-    ],
+CONSTANT = GeneratorConfig(events_per_second=1000)
+STEP = GeneratorConfig(
+    events_per_second=1000, rate_shape="step", next_events_per_second=3000, step_at_s=4
 )
-def test_paced_writes_the_shape_in_consecutive_ranges(
-    shape: RateShape, expected_total: int
+SINE = GeneratorConfig(
+    events_per_second=1000, rate_shape="sine", next_events_per_second=1500, period_s=5
+)
+
+
+@pytest.mark.parametrize(
+    ("config", "per_second"),
+    [
+        (CONSTANT, [1000] * 10),
+        (STEP, [1000] * 4 + [3000] * 6),
+        (SINE, [1294, 1476, 1000, 524, 706] * 2),
+    ],
+    ids=["constant", "step", "sine"],
+)
+def test_paced_writes_what_the_shape_owes_each_second_in_consecutive_ranges(
+    config: GeneratorConfig, per_second: list[int]
 ) -> None:
     clock = FakeClock()
     writes: list[GenerateSpec] = []
-    base = GenerateSpec(seed=1, start_index=500, count=0)
-    log = paced(base, shape, 10.0, writes.append, clock=clock, sleep=clock.sleep)
-    assert sum(n for _, n in log) == sum(w.count for w in writes) == expected_total
-    assert [w.start_index for w in writes] == [
-        500 + sum(w.count for w in writes[:i]) for i in range(len(writes))
-    ]
-    assert len(writes) == 10
+    base = GenerateSpec(seed=1, start_index=0, count=0, config=config)
+    log = paced(base, 10.0, writes.append, clock=clock, sleep=clock.sleep)
+    assert [n for _, n in log] == [w.count for w in writes] == per_second
+    assert [w.start_index for w in writes] == [sum(per_second[:i]) for i in range(10)]
     assert clock.now == pytest.approx(9.0)
 
 
-def test_step_and_sine_rates_follow_their_shape() -> None:
-    step = RateShape("step", 100.0, high=400.0, step_at_s=2.0)
-    assert [step.total(t) for t in (1, 2, 3)] == [100.0, 200.0, 600.0]
-    sine = RateShape("sine", 100.0, high=150.0, period_s=4.0)
-    per_second = [sine.total(t + 1) - sine.total(t) for t in range(4)]
-    assert per_second[0] > 100 > per_second[2]
-    assert sum(per_second) == pytest.approx(400.0)
-    with pytest.raises(ValueError, match="unknown rate shape"):
-        RateShape("square", 1.0)
+def test_paced_from_a_later_index_starts_at_that_index_event_time() -> None:
+    clock = FakeClock()
+    writes: list[GenerateSpec] = []
+    base = GenerateSpec(seed=1, start_index=3500, count=0, config=STEP)  # 3.5 s of event time
+    paced(base, 2.0, writes.append, clock=clock, sleep=clock.sleep)
+    assert [(w.start_index, w.count) for w in writes] == [(3500, 500 + 1500), (5500, 3000)]

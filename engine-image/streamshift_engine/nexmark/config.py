@@ -4,14 +4,19 @@ The defaults are those of the Nexmark reference generator (Apache Beam's and the
 nexmark suite's `GeneratorConfig` / `NexmarkConfiguration`): events cycle through a block of
 `person + auction + bid = 1 + 3 + 46 = 50` indices, 100 auctions in flight, 1,000 active people,
 hot ratios 2 (auctions), 4 (bidders) and 4 (sellers), average sizes 200 / 500 / 100 bytes, and a
-first-event rate of 10,000 events per second. By default events arrive in index (event-time)
-order; `out_of_order_group_size` and the late-event settings make them arrive out of order
+first-event rate of 10,000 events per second, constant unless `rate_shape` makes it a step or a
+sine (`nexmark.rates`). By default events arrive in index (event-time) order;
+`out_of_order_group_size` and the late-event settings make them arrive out of order
 (`nexmark.arrival`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
+
+from streamshift_engine.nexmark import rates
 
 FIRST_PERSON_ID = 1000
 FIRST_AUCTION_ID = 1000
@@ -49,6 +54,17 @@ class GeneratorConfig:
     """Events, per million, that arrive late: `late_delay_ms` of event time after their
     group's slot (an integer, so that every machine picks the same events)."""
     late_delay_ms: int = 0
+    rate_shape: str = "constant"
+    """How the event rate moves over event time (`nexmark.rates`): constant at
+    `events_per_second`, a step to `next_events_per_second`, or a sine up to it."""
+    next_events_per_second: int = 0
+    """The rate after the step, or the sine's peak (below twice `events_per_second`)."""
+    step_at_s: int = 0
+    """Event-time seconds from index 0 to the step."""
+    step_until_s: int = 0
+    """Event-time seconds from index 0 to the step back (0: no step back)."""
+    period_s: int = 60
+    """The sine's period in seconds."""
 
     def __post_init__(self) -> None:
         counts = (self.person_proportion, self.auction_proportion, self.bid_proportion)
@@ -62,8 +78,25 @@ class GeneratorConfig:
             raise ValueError("late_per_million must be in [0, 1e6] and late_delay_ms >= 0")
         if self.late_per_million and not self.late_delay_ms:
             raise ValueError("late events need a late_delay_ms above 0")
+        self._check_shape()
         if 2 * (self.auction_horizon_ms() + 1) >= 1 << 32:
             raise ValueError("auction horizon too long: lower num_in_flight_auctions or raise rate")
+
+    def _check_shape(self) -> None:
+        if self.rate_shape not in rates.SHAPES:
+            raise ValueError(f"unknown rate shape {self.rate_shape!r}: constant, step or sine")
+        if self.rate_shape == "constant":
+            return
+        if self.next_events_per_second < 1:
+            raise ValueError("a step or a sine needs next_events_per_second of at least 1")
+        if self.rate_shape == "step" and not (
+            self.step_at_s >= 0 and (self.step_until_s == 0 or self.step_until_s > self.step_at_s)
+        ):
+            raise ValueError("step_at_s must be at least 0 and step_until_s 0 or after it")
+        if self.rate_shape == "sine" and not (
+            self.period_s >= 2 and self.next_events_per_second < 2 * self.events_per_second
+        ):
+            raise ValueError("a sine needs period_s >= 2 and a peak below twice the rate")
 
     @property
     def in_order(self) -> bool:
@@ -91,5 +124,5 @@ class GeneratorConfig:
         return self.auction_events_ahead() * 1000 // self.events_per_second
 
     def event_time_ms(self, index: int) -> int:
-        """Event time of one index: `base_time_ms + index * 1000 // events_per_second`."""
-        return self.base_time_ms + index * 1000 // self.events_per_second
+        """Event time of one index (`rates.event_times`)."""
+        return int(rates.event_times(np.array([index], np.int64), self)[0])

@@ -13,15 +13,16 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from streamshift_engine.nexmark import draws
+from streamshift_engine.nexmark import draws, rates
 from streamshift_engine.nexmark.config import AUCTION_ID_LEAD, PERSON_ID_LEAD, GeneratorConfig
 
 I64 = npt.NDArray[np.int64]
 
 
 def event_times(indices: I64, config: GeneratorConfig) -> I64:
-    """`base_time_ms + index * 1000 // events_per_second` (integer: exact everywhere)."""
-    return config.base_time_ms + indices * 1000 // config.events_per_second
+    """Event time of each index: `base_time_ms + index * 1000 // events_per_second` at a
+    constant rate, the rate shape's otherwise (`rates`; integer: exact everywhere)."""
+    return rates.event_times(indices, config)
 
 
 def last_person(indices: I64, config: GeneratorConfig) -> I64:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from streamshift_engine.nexmark import rates
 from streamshift_engine.nexmark.config import GeneratorConfig
 
 
@@ -22,13 +23,31 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--start", type=int, default=0, help="first generator index")
     parser.add_argument("--events", type=int, default=1_000_000, help="generator indices")
     parser.add_argument("--partitions", type=int, default=GeneratorConfig().partitions)
-    parser.add_argument("--event-rate", type=int, default=GeneratorConfig().events_per_second)
+    parser.add_argument(
+        "--event-rate",
+        type=int,
+        default=GeneratorConfig().events_per_second,
+        help="events per second of event time (the rate of the shape's first part)",
+    )
+    parser.add_argument("--rate-shape", choices=rates.SHAPES, default="constant")
+    parser.add_argument("--high", type=int, default=0, help="rate after the step / sine peak")
+    parser.add_argument("--step-at", type=int, default=30, help="seconds until the step")
+    parser.add_argument("--step-until", type=int, default=0, help="seconds until the step back")
+    parser.add_argument("--period", type=int, default=60, help="sine period in seconds")
     parser.add_argument("--bootstrap", help="Kafka bootstrap (default: $KAFKA_BOOTSTRAP, stack)")
     parser.add_argument("--master", default="local[2]", help="Spark master")
 
 
 def _config(args: argparse.Namespace) -> GeneratorConfig:
-    return GeneratorConfig(partitions=args.partitions, events_per_second=args.event_rate)
+    return GeneratorConfig(
+        partitions=args.partitions,
+        events_per_second=args.event_rate,
+        rate_shape=args.rate_shape,
+        next_events_per_second=args.high,
+        step_at_s=args.step_at,
+        step_until_s=args.step_until,
+        period_s=args.period,
+    )
 
 
 def register(subparsers: Any) -> None:
@@ -37,12 +56,13 @@ def register(subparsers: Any) -> None:
     gen.add_argument("--wire", choices=("json", "columnar"), default="json")
     gen.add_argument("--topic-prefix", default="nexmark-")
     gen.add_argument("--tasks", type=int, default=1, help="Spark tasks writing (see GenerateSpec)")
-    gen.add_argument("--shape", choices=("bounded", "constant", "step", "sine"), default="bounded")
-    gen.add_argument("--rate", type=float, default=50_000.0, help="events/s (streaming shapes)")
-    gen.add_argument("--high", type=float, default=100_000.0, help="step target / sine peak")
-    gen.add_argument("--step-at", type=float, default=30.0, help="seconds until the step")
-    gen.add_argument("--period", type=float, default=60.0, help="sine period in seconds")
-    gen.add_argument("--duration", type=float, default=60.0, help="streaming seconds")
+    gen.add_argument(
+        "--duration",
+        type=float,
+        default=0.0,
+        help="stream for this many seconds, events arriving at their event time (0: write "
+        "--events at once)",
+    )
     gen.set_defaults(handler=generate_command)
     ver = subparsers.add_parser("verify", help="compare an output topic with the Spark oracle")
     _common(ver)
@@ -63,7 +83,7 @@ def register(subparsers: Any) -> None:
 def generate_command(args: argparse.Namespace) -> int:
     from streamshift_engine.spark.generator import GenerateSpec, generate_to_kafka
     from streamshift_engine.spark.kafka import bootstrap_servers, ensure_topics
-    from streamshift_engine.spark.pacing import RateShape, paced
+    from streamshift_engine.spark.pacing import paced
     from streamshift_engine.spark.session import spark_session
 
     bootstrap = bootstrap_servers(args.bootstrap)
@@ -74,11 +94,10 @@ def generate_command(args: argparse.Namespace) -> int:
         args.seed, args.start, args.events, args.wire, _config(args), topics, args.tasks
     )
     began = time.perf_counter()
-    if args.shape == "bounded":
+    if not args.duration:
         written = generate_to_kafka(spark, spec, bootstrap)
     else:
-        shape = RateShape(args.shape, args.rate, args.high, args.step_at, args.period)
-        log = paced(spec, shape, args.duration, lambda s: generate_to_kafka(spark, s, bootstrap))
+        log = paced(spec, args.duration, lambda s: generate_to_kafka(spark, s, bootstrap))
         written = sum(n for _, n in log)
     elapsed = time.perf_counter() - began
     print(f"generated {written} events ({args.wire}) in {elapsed:.1f} s: {written / elapsed:.0f}/s")
