@@ -1,0 +1,133 @@
+"""What a decision writes: `status.autoscaler` and, when it acts, the Migration (pure).
+
+The status keeps the last decision, what it saw, the scale-down pending (the decision's memory,
+so an operator restart keeps the delay it had waited), and the recent rescaling decisions (at
+most `HISTORY`, newest last; a recommend-only decision enters the history when its
+recommendation changes). The Migration is named after the placement's epoch and the chosen
+parallelism, so a retried pass creates it once; it is owned by the query, carries the reason in
+an annotation, and uses the autoscaler's protocol.
+"""
+
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from streamshift_operator.autoscaler.decision import Action, Decision
+from streamshift_operator.autoscaler.inputs import Observation, PendingScaleDown
+from streamshift_operator.models.common import API_VERSION
+from streamshift_operator.models.streamquery import (
+    AutoscalerDecision,
+    AutoscalerSpec,
+    AutoscalerStatus,
+)
+from streamshift_operator.models.streamquery import PendingScaleDown as PendingStatus
+
+HISTORY = 10
+REASON_ANNOTATION = "streamshift.io/autoscaler-reason"
+CAUSE_LABEL = "streamshift.io/cause"
+
+
+def pending_of(status: AutoscalerStatus | None) -> PendingScaleDown | None:
+    """The scale-down pending in status, on the decision's clock (epoch seconds)."""
+    if status is None or status.pending_scale_down is None:
+        return None
+    pending = status.pending_scale_down
+    return PendingScaleDown(pending.since.timestamp(), pending.parallelism)
+
+
+def migration_name(query: str, epoch: int, parallelism: int) -> str:
+    return f"{query}-autoscale-e{epoch}-p{parallelism}"
+
+
+def status_patch(
+    previous: AutoscalerStatus | None,
+    decision: Decision,
+    obs: Observation,
+    migration: str | None,
+) -> dict[str, Any]:
+    """`status.autoscaler` after `decision` on `obs` (and the Migration it created, if any)."""
+    at = datetime.fromtimestamp(obs.at, UTC)
+    history = list(previous.history) if previous is not None else []
+    last_recommended = previous.recommended_parallelism if previous is not None else None
+    rescaling = decision.action is not Action.HOLD
+    if rescaling and (decision.act or decision.parallelism != last_recommended):
+        history.append(
+            AutoscalerDecision(
+                time=at,
+                action=decision.action.value,
+                from_parallelism=obs.parallelism,
+                to_parallelism=decision.parallelism,
+                reason=decision.reason[:1024],
+                migration=migration,
+            )
+        )
+    pending = decision.pending
+    updated = AutoscalerStatus(
+        recommended_parallelism=decision.parallelism,
+        action=decision.action.value,
+        reason=decision.reason[:1024],
+        last_decision_time=at,
+        input_rate=round(obs.input_rate, 1),
+        true_rate=None if decision.true_rate is None else round(decision.true_rate, 1),
+        lag_seconds=None if math.isinf(obs.lag_seconds) else round(obs.lag_seconds, 1),
+        pending_scale_down=None
+        if pending is None
+        else PendingStatus(
+            since=datetime.fromtimestamp(pending.since, UTC), parallelism=pending.parallelism
+        ),
+        last_rescale_time=None
+        if obs.last_rescale_at is None
+        else datetime.fromtimestamp(obs.last_rescale_at, UTC),
+        history=history[-HISTORY:],
+    )
+    return merge_patch(updated)
+
+
+def merge_patch(status: AutoscalerStatus) -> dict[str, Any]:
+    """The status as a merge patch: unset fields as nulls (which remove what was there), the
+    history's entries without them (a list is replaced whole, nulls and all)."""
+    patch = status.model_dump(by_alias=True, mode="json", exclude={"history"})
+    patch["history"] = [entry.wire() for entry in status.history]
+    return patch
+
+
+def waiting_patch(
+    previous: AutoscalerStatus | None, reason: str, keep_pending: bool
+) -> dict[str, Any]:
+    """`status.autoscaler` while no decision can be made: the last recommendation stays, and
+    the scale-down pending too where the load it saw still runs (`keep_pending`: the window
+    refills after an operator restart), not after a migration or a lost instance."""
+    kept = previous if previous is not None else AutoscalerStatus()
+    update: dict[str, Any] = {"action": Action.HOLD.value, "reason": reason}
+    if not keep_pending:
+        update["pending_scale_down"] = None
+    return merge_patch(kept.model_copy(update=update))
+
+
+def migration_body(
+    query: dict[str, Any], epoch: int, decision: Decision, spec: AutoscalerSpec
+) -> dict[str, Any]:
+    """The Migration that rescales `query` (its API object) as `decision` says."""
+    name = query["metadata"]["name"]
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "Migration",
+        "metadata": {
+            "name": migration_name(name, epoch, decision.parallelism),
+            "labels": {"streamshift.io/query": name, CAUSE_LABEL: "autoscaler"},
+            "annotations": {REASON_ANNOTATION: decision.reason},
+            "ownerReferences": [
+                {
+                    "apiVersion": query["apiVersion"],
+                    "kind": query["kind"],
+                    "name": name,
+                    "uid": query["metadata"]["uid"],
+                }
+            ],
+        },
+        "spec": {
+            "queryRef": {"name": name},
+            "protocol": spec.protocol.value,
+            "target": {"parallelism": decision.parallelism},
+        },
+    }

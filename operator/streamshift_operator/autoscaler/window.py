@@ -1,0 +1,81 @@
+"""The metric window: readings of a query's counters over time, turned into an `Observation`.
+
+Each reconcile pass adds one reading: every worker's cumulative busy seconds and processed
+records (`/v1/status` `load`), the input partitions' end offsets, and the lag the workers report.
+An observation is the difference between the newest reading and the newest one at least the
+metric window older, so its rates are averages over (about) the window. There is none until a
+whole window of readings with the same pods exists: after an operator restart or a rescale the
+window fills again first. Readings live in the operator's memory only (they are samples, not a
+record: status keeps the decisions).
+"""
+
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from streamshift_operator.autoscaler.inputs import InstanceLoad, Observation
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The query's counters at one moment."""
+
+    at: float
+    """Seconds since the epoch."""
+    instances: Mapping[str, tuple[float, int]]
+    """By pod: cumulative busy seconds and records processed."""
+    ends: Mapping[str, int]
+    """By `topic:partition`: the end offset of each input partition."""
+    lag_records: int
+    """Input records not yet processed, over all partitions, as the workers report it."""
+
+
+class Window:
+    """Readings of one query, at most as old as needed for one metric window."""
+
+    def __init__(self) -> None:
+        self.readings: deque[Reading] = deque()
+
+    def add(self, reading: Reading, window_s: float) -> None:
+        """Keep `reading`; drop those no observation over `window_s` needs any more. A reading
+        with other pods than the last starts the window over."""
+        if self.readings and set(self.readings[-1].instances) != set(reading.instances):
+            self.readings.clear()
+        self.readings.append(reading)
+        while len(self.readings) > 1 and self.readings[1].at <= reading.at - window_s:
+            self.readings.popleft()
+
+    def observation(
+        self, window_s: float, partitions: int, last_rescale_at: float | None
+    ) -> Observation | None:
+        """The load over the window up to the newest reading; None before a whole window."""
+        if len(self.readings) < 2:
+            return None
+        first, last = self.readings[0], self.readings[-1]
+        span = last.at - first.at
+        if span < window_s or not last.instances:
+            return None
+        arrived = sum(end - first.ends.get(key, end) for key, end in last.ends.items())
+        input_rate = max(0.0, arrived / span)
+        lag_seconds = _lag_seconds(last.lag_records, input_rate)
+        loads = tuple(
+            InstanceLoad(busy - first.instances[pod][0], processed - first.instances[pod][1], span)
+            for pod, (busy, processed) in sorted(last.instances.items())
+        )
+        return Observation(
+            at=last.at,
+            parallelism=len(last.instances),
+            partitions=partitions,
+            input_rate=input_rate,
+            lag_records=last.lag_records,
+            lag_seconds=lag_seconds,
+            instances=loads,
+            last_rescale_at=last_rescale_at,
+        )
+
+
+def _lag_seconds(lag: int, input_rate: float) -> float:
+    """Seconds of input the lag holds; infinite when records wait and none arrive."""
+    if lag == 0:
+        return 0.0
+    return lag / input_rate if input_rate > 0 else float("inf")

@@ -1,0 +1,214 @@
+"""The autoscaler's reconcile step: the metric window, the status it writes, the Migration it
+creates in `act` mode (and only then), and waiting while a Migration of the query is live.
+
+The API server is a recorder (unit tests; the stack test runs the real one); time and the end
+offsets are given, so each pass sees a known load.
+"""
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+from operator_specs import q5_spec
+from streamshift_operator.autoscaler import reconcile
+from streamshift_operator.autoscaler.reconcile import WINDOWS, autoscale
+from streamshift_operator.autoscaler.record import REASON_ANNOTATION
+from streamshift_operator.autoscaler.window import Reading, Window
+from streamshift_operator.kube import MIGRATIONS
+from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
+
+QUERY = {
+    "apiVersion": "streamshift.io/v1alpha1",
+    "kind": "StreamQuery",
+    "metadata": {"name": "q5", "namespace": "ns", "uid": "uid-q5"},
+}
+PODS = ["q5-e0-0", "q5-e0-1"]
+
+
+class Recorder:
+    """The API calls the step makes: Migrations listed and created, status patches."""
+
+    def __init__(self, migrations: list[dict[str, Any]] | None = None) -> None:
+        self.migrations = migrations or []
+        self.created: list[dict[str, Any]] = []
+        self.patches: list[dict[str, Any]] = []
+
+    async def list(self, plural: str, namespace: str) -> list[dict[str, Any]]:
+        assert (plural, namespace) == (MIGRATIONS, "ns")
+        return self.migrations
+
+    async def create(self, plural: str, namespace: str, body: dict[str, Any]) -> bool:
+        self.created.append(body)
+        return True
+
+    async def patch_status(
+        self, plural: str, namespace: str, name: str, status: dict[str, Any]
+    ) -> bool:
+        self.patches.append(status["autoscaler"])
+        return True
+
+
+class Load:
+    """Two workers and four partitions: `rate` records/s arrive, each worker processes half of
+    them at `capacity` records per busy second."""
+
+    def __init__(self, rate: float, capacity: float) -> None:
+        self.rate, self.capacity, self.now = rate, capacity, 1_000_000.0
+        self.busy, self.processed = 0.0, 0
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        share = self.rate * seconds / len(PODS)
+        self.processed += int(share)
+        self.busy += share / self.capacity
+
+    def loads(self) -> dict[str, dict[str, Any]]:
+        load = {"busy_seconds": self.busy, "processed": self.processed, "lag_records": {"b:0": 0}}
+        return {pod: load for pod in PODS}
+
+    def ends(self, bootstrap: str, topics: Iterable[tuple[str, int]]) -> dict[str, int]:
+        per_partition = int(self.rate * (self.now - 1_000_000.0) / 4)
+        return {f"{topic}:{p}": per_partition for topic, count in topics for p in range(count)}
+
+
+def spec(**autoscaler: Any) -> StreamQuerySpec:
+    settings = {
+        "enabled": True,
+        "metricWindowSeconds": 10,
+        "stabilizationSeconds": 0,
+        "scaleDownDelaySeconds": 0,
+        "targetUtilization": 0.5,
+        **autoscaler,
+    }
+    return q5_spec(autoscaler=settings)
+
+
+def status(autoscaler: dict[str, Any] | None = None) -> StreamQueryStatus:
+    instances = [
+        {"id": i, "pod": pod, "partitions": [2 * i, 2 * i + 1]} for i, pod in enumerate(PODS)
+    ]
+    return StreamQueryStatus.model_validate(
+        {"epoch": 0, "instances": instances, "autoscaler": autoscaler}
+    )
+
+
+@pytest.fixture(autouse=True)
+def fresh_windows(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    WINDOWS.clear()
+    announced: list[tuple[str, str]] = []
+    monkeypatch.setattr(
+        reconcile.events,
+        "normal",
+        lambda body, reason, message: announced.append((reason, message)),
+    )
+    return announced
+
+
+def passes(
+    kube: Recorder, load: Load, the_spec: StreamQuerySpec, count: int, every: float = 2.0
+) -> None:
+    for _ in range(count):
+        load.advance(every)
+        asyncio.run(
+            autoscale(
+                kube,  # type: ignore[arg-type]
+                QUERY,
+                the_spec,
+                status(kube.patches[-1] if kube.patches else None),
+                load.loads(),
+                ends_of=load.ends,
+                clock=lambda: load.now,
+            )
+        )
+
+
+def test_an_overloaded_query_gets_one_owned_migration_with_its_reason(
+    fresh_windows: list[tuple[str, str]],
+) -> None:
+    kube, load = Recorder(), Load(rate=3000.0, capacity=1000.0)  # needs 6 at 50%
+    passes(kube, load, spec(maxParallelism=4), 5)
+    assert [p["action"] for p in kube.patches[:5]] == ["hold"] * 5
+    assert kube.patches[0]["reason"] == "collecting a 10s metric window"
+    passes(kube, load, spec(maxParallelism=4), 1)
+    [migration] = kube.created
+    assert migration["metadata"]["name"] == "q5-autoscale-e0-p4"
+    assert migration["metadata"]["ownerReferences"][0]["uid"] == "uid-q5"
+    assert migration["spec"] == {
+        "queryRef": {"name": "q5"},
+        "protocol": "auto",
+        "target": {"parallelism": 4},
+    }
+    reason = migration["metadata"]["annotations"][REASON_ANNOTATION]
+    assert "input 3000/s" in reason and "need 6 instances" in reason
+    last = kube.patches[-1]
+    assert (last["action"], last["recommendedParallelism"]) == ("scale-up", 4)
+    assert last["inputRate"] == 3000.0 and last["trueRate"] == 1000.0
+    assert last["history"] == [
+        {
+            "time": last["lastDecisionTime"],
+            "action": "scale-up",
+            "fromParallelism": 2,
+            "toParallelism": 4,
+            "reason": reason,
+            "migration": "q5-autoscale-e0-p4",
+        }
+    ]
+    assert [r for r, _ in fresh_windows] == ["AutoscalerRescale"]
+
+
+def test_recommend_mode_writes_the_recommendation_and_creates_nothing() -> None:
+    kube, load = Recorder(), Load(rate=3000.0, capacity=1000.0)
+    passes(kube, load, spec(mode="recommend"), 12)
+    assert kube.created == []
+    last = kube.patches[-1]
+    assert (last["action"], last["recommendedParallelism"]) == ("scale-up", 4)  # 4 partitions
+    assert len(last["history"]) == 1  # the recommendation did not change after its first pass
+    assert last["history"][0].get("migration") is None
+
+
+def test_a_live_migration_of_the_query_holds_and_restarts_the_window() -> None:
+    live = {"metadata": {"name": "m1"}, "spec": {"queryRef": {"name": "q5"}}, "status": {}}
+    kube, load = Recorder([live]), Load(rate=3000.0, capacity=1000.0)
+    passes(kube, load, spec(), 8)
+    assert kube.created == []
+    assert {p["reason"] for p in kube.patches} == {"waiting for Migration m1"}
+    assert "uid-q5" not in WINDOWS
+    live["status"] = {"phase": "Succeeded"}
+    passes(kube, load, spec(), 1)
+    assert kube.patches[-1]["reason"] == "collecting a 10s metric window"
+
+
+def test_an_instance_without_a_load_report_holds() -> None:
+    kube, load = Recorder(), Load(rate=3000.0, capacity=1000.0)
+    load.advance(2.0)
+    asyncio.run(
+        autoscale(
+            kube,  # type: ignore[arg-type]
+            QUERY,
+            spec(),
+            status(),
+            {PODS[0]: load.loads()[PODS[0]]},
+            ends_of=load.ends,
+            clock=lambda: load.now,
+        )
+    )
+    assert kube.patches[-1]["reason"] == "waiting for every instance to report its load"
+
+
+def test_a_disabled_autoscaler_does_nothing() -> None:
+    kube, load = Recorder(), Load(rate=3000.0, capacity=1000.0)
+    passes(kube, load, spec(enabled=False), 3)
+    assert kube.patches == [] and kube.created == []
+
+
+def test_the_window_needs_the_same_pods_for_a_whole_window() -> None:
+    window = Window()
+    window.add(Reading(0.0, {"a": (0.0, 0)}, {"t:0": 0}, 0), 10)
+    window.add(Reading(10.0, {"a": (5.0, 1000)}, {"t:0": 2000}, 100), 10)
+    obs = window.observation(10, 4, None)
+    assert obs is not None
+    assert (obs.input_rate, obs.lag_records, obs.lag_seconds) == (200.0, 100, 0.5)
+    assert obs.instances[0].busy_ratio == 0.5
+    window.add(Reading(20.0, {"b": (1.0, 10)}, {"t:0": 3000}, 0), 10)
+    assert window.observation(10, 4, None) is None
