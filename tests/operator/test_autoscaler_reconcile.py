@@ -212,3 +212,7 @@ def test_the_window_needs_the_same_pods_for_a_whole_window() -> None:
     assert obs.instances[0].busy_ratio == 0.5
     window.add(Reading(20.0, {"b": (1.0, 10)}, {"t:0": 3000}, 0), 10)
     assert window.observation(10, 4, None) is None
+    window.add(Reading(30.0, {"b": (6.0, 510)}, {"t:0": 4000}, 0), 10)
+    assert window.observation(10, 4, None) is not None
+    window.add(Reading(40.0, {"b": (0.5, 20)}, {"t:0": 5000}, 0), 10)  # b restarted
+    assert window.observation(10, 4, None) is None

@@ -38,8 +38,9 @@ class Window:
 
     def add(self, reading: Reading, window_s: float) -> None:
         """Keep `reading`; drop those no observation over `window_s` needs any more. A reading
-        with other pods than the last starts the window over."""
-        if self.readings and set(self.readings[-1].instances) != set(reading.instances):
+        with other pods than the last, or with counters that went back (a worker restarted),
+        starts the window over."""
+        if self.readings and not _continues(self.readings[-1], reading):
             self.readings.clear()
         self.readings.append(reading)
         while len(self.readings) > 1 and self.readings[1].at <= reading.at - window_s:
@@ -72,6 +73,16 @@ class Window:
             instances=loads,
             last_rescale_at=last_rescale_at,
         )
+
+
+def _continues(before: Reading, after: Reading) -> bool:
+    """The same pods, each with counters no lower than before."""
+    if set(before.instances) != set(after.instances):
+        return False
+    return all(
+        after.instances[pod][0] >= busy and after.instances[pod][1] >= processed
+        for pod, (busy, processed) in before.instances.items()
+    )
 
 
 def _lag_seconds(lag: int, input_rate: float) -> float:
