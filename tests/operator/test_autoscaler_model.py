@@ -1,12 +1,10 @@
-"""StreamQuery.spec.autoscaler and status.autoscaler: defaults, the shared protocol enum, and the
-CRD's validation rules and printer column."""
+"""StreamQuery.spec.autoscaler and status.autoscaler: defaults, and the CRD's validation rules
+and printer column."""
 
 from typing import Any
 
 from operator_specs import q5_spec
 from streamshift_operator.crdgen.kinds import STREAM_QUERY, crd
-from streamshift_operator.models.migration import Protocol as MigrationProtocol
-from streamshift_operator.models.protocol import Protocol
 from streamshift_operator.models.streamquery import AutoscalerMode, StreamQueryStatus
 
 
@@ -14,10 +12,6 @@ def schema() -> dict[str, Any]:
     version = crd(STREAM_QUERY)["spec"]["versions"][0]
     root: dict[str, Any] = version["schema"]["openAPIV3Schema"]
     return root
-
-
-def test_the_autoscaler_names_the_same_protocols_as_a_migration() -> None:
-    assert [p.value for p in Protocol] == [p.value for p in MigrationProtocol]
 
 
 def test_an_enabled_autoscaler_gets_its_defaults() -> None:

@@ -15,7 +15,7 @@ from streamshift_operator.autoscaler import reconcile
 from streamshift_operator.autoscaler.reconcile import WINDOWS, autoscale
 from streamshift_operator.autoscaler.record import REASON_ANNOTATION
 from streamshift_operator.autoscaler.window import Reading, Window
-from streamshift_operator.kube import MIGRATIONS
+from streamshift_operator.clients.kube import MIGRATIONS
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
 
 QUERY = {

@@ -15,7 +15,6 @@ from typing import Any
 
 from confluent_kafka import KafkaException
 
-from streamshift_operator import events
 from streamshift_operator.autoscaler.decision import decide
 from streamshift_operator.autoscaler.inputs import Policy
 from streamshift_operator.autoscaler.offsets import end_offsets
@@ -26,7 +25,8 @@ from streamshift_operator.autoscaler.record import (
     waiting_patch,
 )
 from streamshift_operator.autoscaler.window import Reading, Window
-from streamshift_operator.kube import MIGRATIONS, STREAM_QUERIES, Kube
+from streamshift_operator.clients import events
+from streamshift_operator.clients.kube import MIGRATIONS, STREAM_QUERIES, Kube
 from streamshift_operator.models.migration import TERMINAL, Phase
 from streamshift_operator.models.streamquery import (
     AutoscalerMode,

@@ -5,7 +5,7 @@ the worker cannot be reached yet (a pod still starting), so observation never fa
 slow worker; role calls raise `ControlError` with the worker's own message.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,6 +45,7 @@ class WorkerReport:
     counts: dict[str, int]
     last_snapshot: Snapshot | None
     roles: dict[str, dict[str, Any]]  # by migration: this worker's part in it (`Role.report`)
+    load: dict[str, Any] = field(default_factory=dict)  # the autoscaler's inputs (`runtime/load`)
 
     def role(self, migration: str) -> dict[str, Any] | None:
         """This worker's part in `migration` (never one of an earlier migration's)."""
@@ -70,6 +71,7 @@ class WorkerReport:
                 created=datetime.fromtimestamp(float(last["created"]), UTC),
             ),
             roles={str(k): dict(v) for k, v in (data.get("roles") or {}).items()},
+            load=dict(data.get("load") or {}),
         )
 
 

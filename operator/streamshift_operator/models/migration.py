@@ -14,19 +14,8 @@ from typing import Annotated
 from pydantic import ConfigDict, Field
 
 from streamshift_operator.models.common import DNS_SUBDOMAIN, ApiModel, Condition, cel
+from streamshift_operator.models.protocol import Protocol as Protocol  # re-exported for its users
 from streamshift_operator.models.streamquery import PlanSource
-
-
-class Protocol(StrEnum):
-    """unimico, parallel-track, moving-state, state-transfer, savepoint-restart, or auto (the
-    operator chooses from the plan and its state size)."""
-
-    UNIMICO = "unimico"
-    PARALLEL_TRACK = "parallel-track"
-    MOVING_STATE = "moving-state"
-    STATE_TRANSFER = "state-transfer"
-    SAVEPOINT_RESTART = "savepoint-restart"
-    AUTO = "auto"
 
 
 class Phase(StrEnum):

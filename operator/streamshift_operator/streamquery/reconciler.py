@@ -1,4 +1,5 @@
-"""StreamQuery reconciliation, one level-based pass: observe → validate → reconcile → record.
+"""StreamQuery reconciliation, one level-based pass: observe → validate → reconcile → record,
+then the autoscaler's step (`autoscaler.reconcile`) on what the pass observed.
 
 Create, resume and update handlers and the observation timer all run `reconcile`, so a missed
 event, a deleted pod or an operator restart converge on the next pass. Each pass reads the object
@@ -13,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from streamshift_operator.autoscaler.reconcile import autoscale
 from streamshift_operator.clients import events
 from streamshift_operator.clients.kafka_topics import TopicError
 from streamshift_operator.clients.kube import MIGRATIONS, STREAM_QUERIES
@@ -91,6 +93,9 @@ async def reconcile(ctx: Context, namespace: str, name: str, diff: DiffType) -> 
     if not await ctx.kube.patch_status(STREAM_QUERIES, namespace, name, patch, version):
         return False
     await _follow_up(ctx, body, spec, current, diff)
+    loads = {pod: report.load for pod, report in view.reports.items() if report.load}
+    observed = StreamQueryStatus.model_validate({**previous, **patch})
+    await autoscale(ctx.kube, body, spec, observed, loads)
     return True
 
 
