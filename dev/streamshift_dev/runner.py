@@ -4,6 +4,7 @@ with a CPU limit runs in a cgroup with that CPU quota (`cgroups`), removed when 
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -136,7 +137,7 @@ class PodRunner:
                 self.paths.pids / f"{meta['namespace']}_{meta['name']}.pid",
                 None if self.limit is None else self.limit.enter,
             )
-        except OSError as exc:
+        except (OSError, subprocess.SubprocessError) as exc:  # the latter: entering the cgroups
             now = now_iso()
             self.view.terminated = {
                 "exitCode": 128,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from streamshift_dev.cgroups import PARENT, ROOT
+from streamshift_dev.cgroups import PARENT, ROOT, CpuLimit
 from streamshift_dev.runner import Paths, PodRunner
 
 pytestmark = pytest.mark.stack
@@ -98,4 +98,19 @@ def test_a_limited_pod_that_ends_by_itself_leaves_no_cgroup(tmp_path: Path) -> N
         runner.tick(lambda _pod, _container, _ip: {"PATH": os.environ["PATH"]})
         time.sleep(0.1)
     assert runner.phase == "Succeeded" and runner.limit is None
+    assert not (ROOT / "cpu" / PARENT / spec["metadata"]["uid"]).exists()
+
+
+def test_a_process_that_cannot_enter_its_cgroup_fails_to_start_and_leaves_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(_limit: CpuLimit) -> None:
+        raise OSError("cgroup.procs refused the process")
+
+    monkeypatch.setattr(CpuLimit, "enter", refuse)
+    spec = pod("100m")
+    runner = PodRunner(spec, "127.0.0.1", Paths(tmp_path / "logs", tmp_path / "work", tmp_path))
+    runner.tick(lambda _pod, _container, _ip: {"PATH": os.environ["PATH"]})
+    assert runner.phase == "Failed" and runner.view.terminated is not None
+    assert runner.view.terminated["reason"] == "StartError"
     assert not (ROOT / "cpu" / PARENT / spec["metadata"]["uid"]).exists()
