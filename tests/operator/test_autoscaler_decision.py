@@ -361,3 +361,19 @@ def test_the_true_rate_counts_busy_seconds_not_wall_seconds() -> None:
     instances = (InstanceLoad(2.5, 2500, 10.0), InstanceLoad(2.5, 2500, 10.0))
     assert true_rate(instances) == 1000.0
     assert true_rate((InstanceLoad(0.0, 0, 10.0),)) is None
+
+
+def test_a_load_just_over_the_target_holds_within_the_overload_margin() -> None:
+    # 2 instances at 1,000 records per busy second: 1,640/s is 102.5% of their 80% target
+    obs = Observation(
+        at=100.0,
+        parallelism=2,
+        partitions=PARTITIONS,
+        input_rate=1640.0,
+        lag_records=0,
+        lag_seconds=0.0,
+        instances=(InstanceLoad(4.1, 4100, 5.0), InstanceLoad(4.1, 4100, 5.0)),
+    )
+    decision = decide(obs, policy(0.8), None)
+    assert (decision.action, decision.parallelism) == (Action.HOLD, 2)
+    assert "needs 3 instances" in decision.reason and "5% overload margin" in decision.reason

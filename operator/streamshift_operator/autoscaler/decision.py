@@ -123,6 +123,9 @@ def _verdict(
         f"input {obs.input_rate:.0f}/s needs {max(steady, low)} instances at {per_instance} "
         f"and {policy.target_utilization:.0%} target utilization"
     )
+    if steady > current:
+        margin = f"{policy.overload_margin:.0%} overload margin"
+        return Action.HOLD, current, f"{why}; {current} runs within the {margin}", None
     return _scale_down(obs, policy, pending, max(steady, low), with_headroom < current, why)
 
 
