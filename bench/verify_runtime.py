@@ -1,0 +1,167 @@
+"""`make verify-runtime CASES=N`: random migrations carried out by real workers, driven by the
+operator, whose output must equal the in-process reference.
+
+Per protocol, cases `runtime_cases.draw(protocol, seed)` for seeds 0, 1, ... until N are
+accepted: a plan of the exactness cases' families with out-of-order and late input, and a move
+or a rescale. A case the operator refuses before any pod starts (its own admission decision,
+`runtime_cases.refusal`) is not counted for the protocol; the refusals are printed apart. Each
+accepted case runs on the local stack (`make up`) in its own namespace (`runtime_run`): the
+operator process (`kopf run`, one for every case unless `--operator-per-case`) places the
+StreamQuery's worker pods, which the node agent runs as processes over Kafka and MinIO, and
+carries out the Migration through the workers' control API while its input keeps arriving;
+the output topic read `read_committed` and the dead-letter topic must equal the reference in
+both directions. Cases run `--concurrency` at a time; one line per finished case with the
+running tally, then the failures with the command that repeats each, and the final line
+`runtime exact unimico=N/N parallel-track=N/N moving-state=N/N state-transfer=N/N
+savepoint-restart=N/N`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from streamshift_dev.runtime_cases import PROTOCOLS, RuntimeCase, draw, reference, refusal
+from streamshift_dev.runtime_run import Observed, run_case
+from streamshift_dev.stack_driver import Kube, OperatorProcess, Stack, ensure_bucket
+
+MAX_DRAWS = 10  # per accepted case: a protocol refusing more than this is reported as such
+
+
+def accepted_cases(
+    protocols: list[str], count: int, seeds: list[int] | None
+) -> tuple[list[RuntimeCase], dict[str, Counter[str]]]:
+    """Per protocol the first `count` accepted cases (or exactly `seeds`), interleaved so every
+    protocol's tally grows together; and each protocol's refusals by reason."""
+    refusals: dict[str, Counter[str]] = defaultdict(Counter)
+    chosen: dict[str, list[RuntimeCase]] = {}
+    for protocol in protocols:
+        found: list[RuntimeCase] = []
+        candidates = seeds if seeds is not None else range(count * MAX_DRAWS)
+        for seed in candidates:
+            if seeds is None and len(found) == count:
+                break
+            case = draw(protocol, seed)
+            reason = refusal(case)
+            if reason is None:
+                found.append(case)
+            else:
+                refusals[protocol][re.sub(r"\d+", "N", reason)] += 1
+        chosen[protocol] = found
+    order = [c for row in zip_all(list(chosen.values())) for c in row]
+    return order, refusals
+
+
+def zip_all(rows: list[list[RuntimeCase]]) -> list[list[RuntimeCase]]:
+    longest = max((len(r) for r in rows), default=0)
+    return [[r[i] for r in rows if i < len(r)] for i in range(longest)]
+
+
+class Tally:
+    """Exact and run cases per protocol, printed as cases finish."""
+
+    def __init__(self, protocols: list[str], total: int) -> None:
+        self.exact: Counter[str] = Counter()
+        self.run: Counter[str] = Counter()
+        self.protocols = protocols
+        self.total = total
+        self.failures: list[tuple[RuntimeCase, Observed]] = []
+        self.seconds: list[float] = []
+        self.lock = threading.Lock()
+
+    def add(self, case: RuntimeCase, observed: Observed) -> None:
+        with self.lock:
+            self.run[case.protocol] += 1
+            self.exact[case.protocol] += observed.exact
+            self.seconds.append(observed.seconds)
+            if not observed.exact:
+                self.failures.append((case, observed))
+            verdict = "exact" if observed.exact else "NOT EXACT: " + "; ".join(observed.problems)
+            done = sum(self.run.values())
+            print(
+                f"[{done}/{self.total}] {case.protocol} seed {case.seed} {case.describe()}: "
+                f"{verdict} ({observed.seconds:.0f} s) | {self.line()}",
+                flush=True,
+            )
+
+    def line(self) -> str:
+        return " ".join(f"{p}={self.exact[p]}/{self.run[p]}" for p in self.protocols)
+
+
+def check(
+    case: RuntimeCase, stack: Stack, run: str, operator_per_case: bool, logs: Path
+) -> Observed:
+    namespace = f"vrt-{run}-{case.protocol[:2]}{case.seed}"
+    operator = None
+    if operator_per_case:
+        operator = OperatorProcess(stack, namespace, logs / f"{namespace}-operator.log")
+    try:
+        return run_case(case, reference(case), Kube(stack), stack, namespace)
+    finally:
+        if operator is not None:
+            operator.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cases", type=int, default=50, help="accepted cases per protocol")
+    parser.add_argument("--concurrency", type=int, default=4, help="cases run at once")
+    parser.add_argument("--protocols", nargs="+", choices=PROTOCOLS, default=list(PROTOCOLS))
+    parser.add_argument("--seeds", type=int, nargs="+", help="run exactly these seeds")
+    parser.add_argument(
+        "--operator-per-case", action="store_true", help="an operator process per namespace"
+    )
+    arguments = parser.parse_args()
+    stack = Stack.running()
+    Kube(stack).install_crds()
+    ensure_bucket(stack)
+    cases, refusals = accepted_cases(arguments.protocols, arguments.cases, arguments.seeds)
+    run = f"{int(time.time()) % 100_000}"
+    logs = Path(tempfile.gettempdir()) / f"verify-runtime-{run}"
+    logs.mkdir()
+    print(f"{len(cases)} cases, {arguments.concurrency} at a time; operator logs in {logs}")
+    tally = Tally(arguments.protocols, len(cases))
+    shared = None
+    if not arguments.operator_per_case:
+        shared = OperatorProcess(stack, f"vrt-{run}-*", logs / "operator.log")
+    began = time.monotonic()
+    try:
+        with ThreadPoolExecutor(arguments.concurrency) as pool:
+            futures = {
+                pool.submit(check, c, stack, run, arguments.operator_per_case, logs): c
+                for c in cases
+            }
+            for future in as_completed(futures):
+                tally.add(futures[future], future.result())
+    finally:
+        if shared is not None:
+            shared.stop()
+    wall = time.monotonic() - began
+    for protocol, reasons in refusals.items():
+        for reason, count in reasons.most_common():
+            print(f"refused {protocol} x{count}: {reason}")
+    for case, observed in tally.failures:
+        print(
+            f"FAILED {case.protocol} seed {case.seed} ({case.describe()}; phases "
+            f"{observed.timeline}): {'; '.join(observed.problems)}; repeat with "
+            f"`python -m bench.verify_runtime --protocols {case.protocol} --seeds {case.seed}`"
+        )
+    mean = sum(tally.seconds) / max(len(tally.seconds), 1)
+    print(
+        f"{len(cases)} cases in {wall:.0f} s at concurrency {arguments.concurrency} "
+        f"({mean:.0f} s per case on average, {wall / max(len(cases), 1):.1f} s of wall time each)"
+    )
+    summary = " ".join(f"{p}={tally.exact[p]}/{tally.run[p]}" for p in arguments.protocols)
+    print(f"runtime exact {summary}")
+    return 0 if not tally.failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
