@@ -84,10 +84,11 @@ class Tally:
             if not observed.exact:
                 self.failures.append((case, observed))
             verdict = "exact" if observed.exact else "NOT EXACT: " + "; ".join(observed.problems)
+            spans = " ".join(f"{k} {v:.0f}" for k, v in observed.spans.items())
             done = sum(self.run.values())
             print(
                 f"[{done}/{self.total}] {case.protocol} seed {case.seed} {case.describe()}: "
-                f"{verdict} ({observed.seconds:.0f} s) | {self.line()}",
+                f"{verdict} ({observed.seconds:.0f} s: {spans}) | {self.line()}",
                 flush=True,
             )
 

@@ -6,7 +6,7 @@ while it runs (the ones allowed while the targets start, then one per `CHUNK_EVE
 run), then the tail, held while the protocol still needs input to arrive after its targets
 began (UniMiCo's first event times, parallel-track's split); then its terminal phase, the output
 topic and the dead-letter topic read `read_committed` and compared with the reference in both
-directions. The namespace and its topics go afterwards.
+directions. The namespace, its topics and snapshots go afterwards.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from streamshift_dev.runtime_cases import Expected, RuntimeCase, canonical, plan_inline, records
@@ -25,6 +26,7 @@ from streamshift_dev.stack_driver import (
     Kube,
     Stack,
     TimedOut,
+    delete_snapshots,
     delete_topics,
     migration,
     produce,
@@ -52,6 +54,8 @@ class Observed:
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
     timeline: str = ""
+    spans: dict[str, float] = field(default_factory=dict)
+    """Seconds to the query Running, the Migration finished, the output read, cleaned up."""
 
     @property
     def exact(self) -> bool:
@@ -67,12 +71,17 @@ def run_case(case: RuntimeCase, expected: Expected, kube: Kube, stack: Stack, ns
         _drive(case, kube, stack, ns, observed)
         if observed.phase in TERMINAL:
             _compare(case, expected, stack, ns, observed)
+            observed.spans["read"] = time.monotonic()
     except TimedOut as error:
         observed.problems.append(str(error))
     finally:
         kube.delete_namespace(ns)
         delete_topics(stack, f"{ns}-")
+        delete_snapshots(stack, f"{ns}/")
+        observed.spans["cleaned"] = time.monotonic()
     observed.seconds = time.monotonic() - began
+    marks = [began, *observed.spans.values()]
+    observed.spans = {k: b - a for k, a, b in zip(observed.spans, marks, marks[1:], strict=False)}
     return observed
 
 
@@ -83,6 +92,7 @@ def _drive(case: RuntimeCase, kube: Kube, stack: Stack, ns: str, observed: Obser
     )
     kube.create(SQ, ns, body)
     wait_for("the StreamQuery Running", lambda: kube.running(ns, "q"), READY_S)
+    observed.spans["ready"] = time.monotonic()
     produce(stack, records(case.feed.before, ns))
     kube.create(MIG, ns, migration("m", "q", case.protocol, case.target))
     chunks = list(case.feed.chunks)
@@ -109,6 +119,7 @@ def _drive(case: RuntimeCase, kube: Kube, stack: Stack, ns: str, observed: Obser
         produce(stack, records(chunk, ns))
     if not tail_fed:
         produce(stack, records(case.feed.tail, ns))
+    observed.spans["migrated"] = time.monotonic()
     observed.phase = str(status.get("phase", ""))
     observed.message = str(status.get("message") or "")
     observed.verified = (status.get("verification") or {}).get("exact")
@@ -179,5 +190,11 @@ def dead_letter_problems(
 
 
 def _timeline(status: dict[str, Any]) -> str:
+    """Each phase the Migration went through, with its seconds."""
     history = status.get("phaseHistory") or []
-    return " ".join(str(r.get("phase")) for r in history)
+    stamps = [datetime.fromisoformat(r["enteredAt"]) for r in history]
+    spans = [
+        f"{r['phase']}={(b - a).total_seconds():.1f}"
+        for r, a, b in zip(history, stamps, stamps[1:], strict=False)
+    ]
+    return " ".join([*spans, str(history[-1]["phase"])] if history else spans)

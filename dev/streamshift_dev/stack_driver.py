@@ -118,12 +118,23 @@ class Kube:
             body = {"metadata": {"name": secret}, "stringData": data}
             self.core.create_namespaced_secret(name, body)
 
-    def delete_namespace(self, name: str) -> None:
+    def delete_namespace(self, name: str, timeout: float = 60.0) -> None:
+        """Delete the namespace and wait until it is gone (its pods' processes ended)."""
         try:
             self.core.delete_namespace(name)
         except ApiException as error:
             if error.status != 404:
                 raise
+        wait_for(f"namespace {name} gone", lambda: not self._exists(name), timeout, every=1.0)
+
+    def _exists(self, name: str) -> bool:
+        try:
+            self.core.read_namespace(name)
+        except ApiException as error:
+            if error.status == 404:
+                return False
+            raise
+        return True
 
     def create(self, plural: str, namespace: str, body: dict[str, Any]) -> None:
         self.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, plural, body)
@@ -159,7 +170,8 @@ def stream_query(
     stack: Stack,
 ) -> dict[str, Any]:
     """A StreamQuery of the inline `plan` reading `{prefix}-{input}` and writing `{prefix}-out`
-    (its dead letters go to `{prefix}-out.dead`), snapshots every 2 s, deleted with it."""
+    (its dead letters go to `{prefix}-out.dead`), snapshots every 2 s under `{namespace}/q/`
+    (retained: no finalizer holds the namespace's deletion; `delete_snapshots` removes them)."""
     spec = {
         "plan": {"inline": plan},
         "kafka": {"bootstrapServers": stack.kafka},
@@ -176,7 +188,6 @@ def stream_query(
                 "accessKey": {"name": "s3", "key": "access"},
                 "secretKey": {"name": "s3", "key": "secret"},
             },
-            "retention": {"onDelete": "Delete"},
         },
         "controlToken": {"name": "control", "key": "token"},
     }
@@ -233,14 +244,23 @@ def _answers(url: str) -> bool:
         return False
 
 
+def _store(stack: Stack) -> Minio:
+    host = stack.s3_endpoint.removeprefix("http://")
+    return Minio(host, access_key=stack.s3_access_key, secret_key=stack.s3_secret_key, secure=False)
+
+
 def ensure_bucket(stack: Stack) -> None:
     """The snapshot bucket (a StreamQuery needs it to exist)."""
-    host = stack.s3_endpoint.removeprefix("http://")
-    store = Minio(
-        host, access_key=stack.s3_access_key, secret_key=stack.s3_secret_key, secure=False
-    )
+    store = _store(stack)
     if not store.bucket_exists(BUCKET):
         store.make_bucket(BUCKET)
+
+
+def delete_snapshots(stack: Stack, prefix: str) -> None:
+    """Remove every snapshot object under `prefix` in the bucket."""
+    store = _store(stack)
+    for item in store.list_objects(BUCKET, prefix=prefix, recursive=True):
+        store.remove_object(BUCKET, str(item.object_name))
 
 
 def produce(stack: Stack, records: Iterable[tuple[str, int, bytes]]) -> None:
