@@ -19,49 +19,30 @@ savepoint-restart=N/N`.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tempfile
 import threading
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from streamshift_dev.runtime_cases import PROTOCOLS, RuntimeCase, draw, reference, refusal
-from streamshift_dev.runtime_run import Observed, run_case
+from streamshift_dev.runtime_cases import PROTOCOLS, RuntimeCase, accepted, reference
+from streamshift_dev.runtime_run import Observed, clean_up, run_case
 from streamshift_dev.stack_driver import Kube, OperatorProcess, Stack, ensure_bucket
 
-MAX_DRAWS = 10  # per accepted case: a protocol refusing more than this is reported as such
 
-
-def accepted_cases(
+def interleaved(
     protocols: list[str], count: int, seeds: list[int] | None
 ) -> tuple[list[RuntimeCase], dict[str, Counter[str]]]:
-    """Per protocol the first `count` accepted cases (or exactly `seeds`), interleaved so every
-    protocol's tally grows together; and each protocol's refusals by reason."""
-    refusals: dict[str, Counter[str]] = defaultdict(Counter)
-    chosen: dict[str, list[RuntimeCase]] = {}
+    """Per protocol its accepted cases, interleaved so every protocol's tally grows together;
+    and each protocol's refusals by reason."""
+    chosen, refusals = {}, {}
     for protocol in protocols:
-        found: list[RuntimeCase] = []
-        candidates = seeds if seeds is not None else range(count * MAX_DRAWS)
-        for seed in candidates:
-            if seeds is None and len(found) == count:
-                break
-            case = draw(protocol, seed)
-            reason = refusal(case)
-            if reason is None:
-                found.append(case)
-            else:
-                refusals[protocol][re.sub(r"\d+", "N", reason)] += 1
-        chosen[protocol] = found
-    order = [c for row in zip_all(list(chosen.values())) for c in row]
+        chosen[protocol], refusals[protocol] = accepted(protocol, count, seeds)
+    longest = max((len(c) for c in chosen.values()), default=0)
+    order = [c[i] for i in range(longest) for c in chosen.values() if i < len(c)]
     return order, refusals
-
-
-def zip_all(rows: list[list[RuntimeCase]]) -> list[list[RuntimeCase]]:
-    longest = max((len(r) for r in rows), default=0)
-    return [[r[i] for r in rows if i < len(r)] for i in range(longest)]
 
 
 class Tally:
@@ -97,17 +78,25 @@ class Tally:
 
 
 def check(
-    case: RuntimeCase, stack: Stack, run: str, operator_per_case: bool, logs: Path
+    case: RuntimeCase,
+    stack: Stack,
+    run: str,
+    operator_per_case: bool,
+    logs: Path,
+    cleaner: ThreadPoolExecutor,
 ) -> Observed:
+    """Run one case; its namespace is removed by `cleaner` (not holding a case's slot)."""
     namespace = f"vrt-{run}-{case.protocol[:2]}{case.seed}"
     operator = None
     if operator_per_case:
         operator = OperatorProcess(stack, namespace, logs / f"{namespace}-operator.log")
+    kube = Kube(stack)
     try:
-        return run_case(case, reference(case), Kube(stack), stack, namespace)
+        return run_case(case, reference(case), kube, stack, namespace)
     finally:
         if operator is not None:
             operator.stop()
+        cleaner.submit(clean_up, kube, stack, namespace)
 
 
 def main() -> int:
@@ -123,7 +112,7 @@ def main() -> int:
     stack = Stack.running()
     Kube(stack).install_crds()
     ensure_bucket(stack)
-    cases, refusals = accepted_cases(arguments.protocols, arguments.cases, arguments.seeds)
+    cases, refusals = interleaved(arguments.protocols, arguments.cases, arguments.seeds)
     run = f"{int(time.time()) % 100_000}"
     logs = Path(tempfile.gettempdir()) / f"verify-runtime-{run}"
     logs.mkdir()
@@ -134,9 +123,12 @@ def main() -> int:
         shared = OperatorProcess(stack, f"vrt-{run}-*", logs / "operator.log")
     began = time.monotonic()
     try:
-        with ThreadPoolExecutor(arguments.concurrency) as pool:
+        with (
+            ThreadPoolExecutor(arguments.concurrency) as cleaner,
+            ThreadPoolExecutor(arguments.concurrency) as pool,
+        ):
             futures = {
-                pool.submit(check, c, stack, run, arguments.operator_per_case, logs): c
+                pool.submit(check, c, stack, run, arguments.operator_per_case, logs, cleaner): c
                 for c in cases
             }
             for future in as_completed(futures):

@@ -18,8 +18,9 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -121,6 +122,25 @@ def draw(protocol: str, seed: int) -> RuntimeCase:
         protocol, seed, family, plan, feed, partitions, parallelism, dict(target),
         chooser.randint(0, 2),
     )  # fmt: skip
+
+
+def accepted(
+    protocol: str, count: int, seeds: Iterable[int] | None = None, max_draws: int = 10
+) -> tuple[list[RuntimeCase], Counter[str]]:
+    """The first `count` cases of `protocol` the operator accepts (drawing at most `max_draws`
+    per case), or those among `seeds`; and the refusals met, by reason (numbers as N)."""
+    found: list[RuntimeCase] = []
+    refusals: Counter[str] = Counter()
+    for seed in range(count * max_draws) if seeds is None else seeds:
+        if seeds is None and len(found) == count:
+            break
+        case = draw(protocol, seed)
+        reason = refusal(case)
+        if reason is None:
+            found.append(case)
+        else:
+            refusals[re.sub(r"\d+", "N", reason)] += 1
+    return found, refusals
 
 
 def _query_spec(plan: Plan, partitions: int, parallelism: int) -> StreamQuerySpec:
