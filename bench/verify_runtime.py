@@ -68,7 +68,8 @@ class Tally:
             spans = " ".join(f"{k} {v:.0f}" for k, v in observed.spans.items())
             done = sum(self.run.values())
             print(
-                f"[{done}/{self.total}] {case.protocol} seed {case.seed} {case.describe()}: "
+                f"[{done}/{self.total}] {case.protocol} seed {case.seed} {case.describe()}, "
+                f"{observed.results} results, {observed.dead_letters} dead letters: "
                 f"{verdict} ({observed.seconds:.0f} s: {spans}) | {self.line()}",
                 flush=True,
             )

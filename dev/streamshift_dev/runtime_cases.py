@@ -201,7 +201,7 @@ def _plan_and_inputs(
     if family.startswith("nexmark-"):
         plan = nexmark_plan(family, cases.NEXMARK_WINDOW_MS)
         config = replace(cases.NEXMARK_DISORDER, partitions=partitions)
-        events = generate(seed, 0, chooser.randint(300, 600), config)
+        events = generate(seed, 0, chooser.randint(800, 2_000), config)
         inputs = {spec.name: events[spec.name] for spec in plan.inputs}
         bound = cases.NEXMARK_BOUND_MS
     else:
@@ -209,7 +209,7 @@ def _plan_and_inputs(
         plan = builtin(family) if seeded else cases.random_plan(family, chooser)
         rng = np.random.default_rng(seed)
         names = [spec.name for spec in plan.inputs]
-        drawn = cases.seed_inputs(names, rng, chooser.randint(60, 160))
+        drawn = cases.seed_inputs(names, rng, chooser.randint(150, 500))
         spread = {n: _partitioned(b, partitions) for n, b in drawn.items()}
         bound = chooser.choice(cases.SEED_BOUNDS_MS)
         inputs = cases.arrive_out_of_order(spread, bound, chooser.uniform(*cases.LATE_SHARE), rng)

@@ -54,6 +54,10 @@ class Observed:
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
     timeline: str = ""
+    results: int = 0
+    """Results of the reference (each must be in the output once)."""
+    dead_letters: int = 0
+    """Dead letters of the reference (each must be in the dead-letter topic once)."""
     spans: dict[str, float] = field(default_factory=dict)
     """Seconds to the query Running, then to the Migration finished, then to the output read."""
 
@@ -66,6 +70,8 @@ def run_case(case: RuntimeCase, expected: Expected, kube: Kube, stack: Stack, ns
     """Run `case` in namespace `ns` (created here; `clean_up` removes it)."""
     began = time.monotonic()
     observed = Observed()
+    observed.results = sum(expected.results.values())
+    observed.dead_letters = sum(expected.dead_letters.values())
     kube.namespace(ns)
     try:
         _drive(case, kube, stack, ns, observed)
