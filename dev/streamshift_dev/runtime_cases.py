@@ -2,7 +2,8 @@
 rescale, the feeding schedule, and the in-process reference the output must equal.
 
 A case is a pure function of `(protocol, seed)`. Its plan is one of the exactness cases' families
-(`migration.cases`: Nexmark q5, q7 and q8, the seed queries Q1 to Q3, random window plans) with a
+(`migration.cases`: Nexmark q5, q7 and q8, the seed queries Q1 to Q3, random window plans), or,
+for a plan change, a 3- or 4-way range join whose join order changes (`plan.join_trees`), with a
 bounded out-of-orderness, and its input arrives out of order with late records (Nexmark's
 out-of-order groups and late events; seed-schema records each delayed, a few beyond the bound).
 The input is cut by arrival into a part fed before the Migration is created and chunks fed while
@@ -30,6 +31,8 @@ from streamshift_engine.events.wire import encode_json
 from streamshift_engine.migration import cases
 from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.plan import builtin
+from streamshift_engine.plan.builtin import SEED_SCHEMA
+from streamshift_engine.plan.join_trees import JoinTree, join_tree_plan
 from streamshift_engine.plan.model import Plan
 from streamshift_engine.plan.nexmark_queries import nexmark_plan
 from streamshift_engine.plan.parse import plan_document
@@ -65,7 +68,16 @@ MIGRATIONS: tuple[tuple[int, dict[str, Any]], ...] = (
     (1, {"parallelism": 2}),
     (2, {"parallelism": 1}),
     (2, {"parallelism": 4}),
+    (1, {"plan": "reorder"}),
+    (2, {"plan": "reorder"}),
 )
+"""A `plan` target changes the join order of a 3- or 4-way range join (`REORDER`): both orders
+name a result by its base tuples, so the output must equal the reference of either plan."""
+REORDER = "join-reorder"
+TREES: dict[int, list[JoinTree]] = {
+    3: [(("S", "T"), "U"), (("S", "U"), "T"), (("T", "U"), "S")],
+    4: [((("S", "T"), "U"), "V"), ((("S", "V"), "T"), "U"), (("S", "T"), ("U", "V"))],
+}
 TAIL_MS = 120_000
 """How far beyond the input's last event time the tail lies: past every window of the families."""
 
@@ -99,10 +111,14 @@ class RuntimeCase:
     target: dict[str, Any]
     while_preparing: int
     """How many chunks go out while the target pods start (the rest once they run)."""
+    new_plan: Plan | None = None
+    """The plan a plan change runs afterwards (None: the same)."""
 
     def describe(self) -> str:
         if "parallelism" in self.target:
             how = f"rescale {self.parallelism}->{self.target['parallelism']}"
+        elif self.new_plan is not None:
+            how = f"plan change at parallelism {self.parallelism}"
         else:
             how = f"move {self.target['moveInstances']} of {self.parallelism}"
         return f"{self.family} {how} over {self.partitions} partitions"
@@ -114,13 +130,19 @@ def draw(protocol: str, seed: int) -> RuntimeCase:
     family = chooser.choice(FAMILIES)
     parallelism, target = chooser.choice(MIGRATIONS)
     partitions = 4 if target.get("parallelism") == 4 else chooser.choice([2, 4])
-    plan, inputs = _plan_and_inputs(family, seed, partitions, chooser)
+    new_plan = None
+    if "plan" in target:
+        family = REORDER
+        plan, new_plan, inputs = _reorder(seed, partitions, chooser)
+        target = {"plan": {"inline": plan_document(new_plan)}}
+    else:
+        plan, inputs = _plan_and_inputs(family, seed, partitions, chooser)
     if _query_problems(plan, partitions, 2):  # global state: the query runs on one instance
         parallelism, target = 1, {"moveInstances": [0]}
     feed = _cut(inputs, plan, chooser.uniform(0.15, 0.5), chooser.randint(6, 12))
     return RuntimeCase(
         protocol, seed, family, plan, feed, partitions, parallelism, dict(target),
-        chooser.randint(0, 2),
+        chooser.randint(0, 2), new_plan,
     )  # fmt: skip
 
 
@@ -216,6 +238,25 @@ def _plan_and_inputs(
     return cases.with_out_of_orderness(plan, bound), inputs
 
 
+def _reorder(
+    seed: int, partitions: int, chooser: random.Random
+) -> tuple[Plan, Plan, dict[str, Batch]]:
+    """A 3- or 4-way range join, another order of it, and disordered seed-schema input."""
+    old, new = chooser.sample(TREES[chooser.choice([3, 4])], 2)
+    window = chooser.choice([1_000, 2_000, 4_000])
+    bound = chooser.choice(cases.SEED_BOUNDS_MS)
+    plans = [
+        cases.with_out_of_orderness(join_tree_plan("joins", tree, window, "l", SEED_SCHEMA), bound)
+        for tree in (old, new)
+    ]
+    rng = np.random.default_rng(seed)
+    names = [spec.name for spec in plans[0].inputs]
+    drawn = cases.seed_inputs(names, rng, chooser.randint(100, 250))
+    spread = {n: _partitioned(b, partitions) for n, b in drawn.items()}
+    inputs = cases.arrive_out_of_order(spread, bound, chooser.uniform(*cases.LATE_SHARE), rng)
+    return plans[0], plans[1], inputs
+
+
 def _partitioned(batch: Batch, partitions: int) -> Batch:
     """A seed-schema batch partitioned by its key `l` over `partitions`."""
     partition = (batch.columns["l"] % partitions).astype(np.int32)
@@ -297,8 +338,16 @@ class Expected:
 
 def reference(case: RuntimeCase) -> Expected:
     """The engine's `Instance` over every partition fed the case's records in the same order
-    per partition, no flush; its dead letters with the records as produced."""
-    instance = Instance(case.plan, range(case.partitions))
+    per partition, no flush; its dead letters with the records as produced. A plan change
+    must give the same with either plan (`ValueError` otherwise: the case cannot be checked)."""
+    expected = _reference(case, case.plan)
+    if case.new_plan is not None and _reference(case, case.new_plan) != expected:
+        raise ValueError(f"{case.describe()}: the two plans' references differ")
+    return expected
+
+
+def _reference(case: RuntimeCase, plan: Plan) -> Expected:
+    instance = Instance(plan, range(case.partitions))
     originals: dict[tuple[str, int, int], bytes] = {}
     for part in case.feed.parts():
         for name, batch in part.items():
