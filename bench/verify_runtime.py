@@ -94,6 +94,8 @@ def check(
     kube = Kube(stack)
     try:
         return run_case(case, reference(case), kube, stack, namespace)
+    except Exception as error:  # one case's broken run is its failure, not the whole run's
+        return Observed(problems=[f"the case could not run: {type(error).__name__}: {error}"])
     finally:
         if operator is not None:
             operator.stop()
