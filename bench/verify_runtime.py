@@ -27,7 +27,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from streamshift_dev.runtime_cases import PROTOCOLS, RuntimeCase, accepted, reference
+from streamshift_dev.runtime_cases import PROTOCOLS, RuntimeCase, accepted
 from streamshift_dev.runtime_run import Observed, clean_up, run_case
 from streamshift_dev.stack_driver import Kube, OperatorProcess, Stack, ensure_bucket
 
@@ -69,7 +69,8 @@ class Tally:
             done = sum(self.run.values())
             print(
                 f"[{done}/{self.total}] {case.protocol} seed {case.seed} {case.describe()}, "
-                f"{observed.results} results, {observed.dead_letters} dead letters: "
+                f"{observed.results} results, {observed.dead_letters} dead letters, "
+                f"{observed.tails} tails: "
                 f"{verdict} ({observed.seconds:.0f} s: {spans}) | {self.line()}",
                 flush=True,
             )
@@ -93,7 +94,7 @@ def check(
         operator = OperatorProcess(stack, namespace, logs / f"{namespace}-operator.log")
     kube = Kube(stack)
     try:
-        return run_case(case, reference(case), kube, stack, namespace)
+        return run_case(case, kube, stack, namespace)
     except Exception as error:  # one case's broken run is its failure, not the whole run's
         return Observed(problems=[f"the case could not run: {type(error).__name__}: {error}"])
     finally:

@@ -9,9 +9,12 @@ out-of-order groups and late events; seed-schema records each delayed, a few bey
 The input is cut by arrival into a part fed before the Migration is created and chunks fed while
 it runs, then closed by a tail: one record per input partition far beyond every window, so every
 instance's watermark ends at the same place as the reference's and every real window fires (the
-windows holding the tail never do, on either side). Kafka offsets are positions in arrival order
-per partition, so the reference (the engine's `Instance` over every partition, fed the same
-records in the same order, no flush) names the same dead letters by the same coordinates.
+windows holding the last tail never do, on either side). A protocol whose targets began after the
+last record waits for more input, as on a live stream: further tails, each `TAIL_MS` beyond the
+one before, keep it flowing (the reference is fed as many). Kafka offsets are positions in
+arrival order per partition, so the reference (the engine's `Instance` over every partition, fed
+the same records in the same order, no flush) names the same dead letters by the same
+coordinates.
 """
 
 from __future__ import annotations
@@ -79,22 +82,26 @@ TREES: dict[int, list[JoinTree]] = {
     4: [((("S", "T"), "U"), "V"), ((("S", "V"), "T"), "U"), (("S", "T"), ("U", "V"))],
 }
 TAIL_MS = 120_000
-"""How far beyond the input's last event time the tail lies: past every window of the families."""
+"""How far beyond the input's last event time the tail lies (and each further tail beyond the one
+before): past every window of the families."""
+TAILS = 4
 
 
 @dataclass(frozen=True)
 class Feed:
     """The input in the order it is produced: `before` the Migration, then `chunks` while it
-    runs, then `tail`; each part per input, in arrival order (offsets are Kafka offsets)."""
+    runs, then as many `tails` as it takes; each part per input, in arrival order (offsets are
+    Kafka offsets)."""
 
     before: dict[str, Batch]
     chunks: list[dict[str, Batch]]
-    tail: dict[str, Batch]
+    tails: list[dict[str, Batch]]
 
-    def parts(self) -> Iterator[dict[str, Batch]]:
+    def parts(self, tails: int) -> Iterator[dict[str, Batch]]:
+        """What was produced with the first `tails` tails."""
         yield self.before
         yield from self.chunks
-        yield self.tail
+        yield from self.tails[:tails]
 
 
 @dataclass(frozen=True)
@@ -276,10 +283,11 @@ def _cut(inputs: dict[str, Batch], plan: Plan, before: float, chunks: int) -> Fe
         parts.append(
             {n: b.take((clocks[n] >= begin) & (clocks[n] < end)) for n, b in inputs.items()}
         )
-    tail = {
-        spec.name: _tail(inputs[spec.name], spec.time_field, high + TAIL_MS) for spec in plan.inputs
-    }
-    return _numbered(Feed(parts[0], parts[1:], tail), inputs)
+    tails = [
+        {s.name: _tail(inputs[s.name], s.time_field, high + k * TAIL_MS) for s in plan.inputs}
+        for k in range(1, TAILS + 1)
+    ]
+    return _numbered(Feed(parts[0], parts[1:], tails))
 
 
 def _tail(batch: Batch, time_field: str, at: int) -> Batch:
@@ -293,12 +301,12 @@ def _tail(batch: Batch, time_field: str, at: int) -> Batch:
     return Batch(tail.source, ts, tail.partition, tail.offset, columns)
 
 
-def _numbered(feed: Feed, inputs: dict[str, Batch]) -> Feed:
+def _numbered(feed: Feed) -> Feed:
     """Every part's offsets set to the records' Kafka offsets: positions in feed order per
     (input, partition)."""
     next_offset: Counter[tuple[str, int]] = Counter()
     numbered: list[dict[str, Batch]] = []
-    for part in feed.parts():
+    for part in feed.parts(TAILS):
         out = {}
         for name, batch in part.items():
             offsets = np.empty(len(batch), np.int64)
@@ -307,14 +315,14 @@ def _numbered(feed: Feed, inputs: dict[str, Batch]) -> Feed:
                 next_offset[(name, p)] += 1
             out[name] = Batch(batch.source, batch.ts, batch.partition, offsets, batch.columns)
         numbered.append(out)
-    return Feed(numbered[0], numbered[1:-1], numbered[-1])
+    return Feed(numbered[0], numbered[1:-TAILS], numbered[-TAILS:])
 
 
 def all_partitions_fed(case: RuntimeCase) -> bool:
     """Whether the tail reaches every partition of every input (the watermark needs them)."""
     return all(
         set(batch.partition.tolist()) == set(range(case.partitions))
-        for batch in case.feed.tail.values()
+        for batch in case.feed.tails[0].values()
     )
 
 
@@ -336,20 +344,20 @@ class Expected:
     """`(input, partition, Kafka offset, reason, original record)`."""
 
 
-def reference(case: RuntimeCase) -> Expected:
+def reference(case: RuntimeCase, tails: int = 1) -> Expected:
     """The engine's `Instance` over every partition fed the case's records in the same order
     per partition, no flush; its dead letters with the records as produced. A plan change
     must give the same with either plan (`ValueError` otherwise: the case cannot be checked)."""
-    expected = _reference(case, case.plan)
-    if case.new_plan is not None and _reference(case, case.new_plan) != expected:
+    expected = _reference(case, case.plan, tails)
+    if case.new_plan is not None and _reference(case, case.new_plan, tails) != expected:
         raise ValueError(f"{case.describe()}: the two plans' references differ")
     return expected
 
 
-def _reference(case: RuntimeCase, plan: Plan) -> Expected:
+def _reference(case: RuntimeCase, plan: Plan, tails: int) -> Expected:
     instance = Instance(plan, range(case.partitions))
     originals: dict[tuple[str, int, int], bytes] = {}
-    for part in case.feed.parts():
+    for part in case.feed.parts(tails):
         for name, batch in part.items():
             values = encode_json(batch)
             for p, o, v in zip(

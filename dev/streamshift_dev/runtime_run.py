@@ -2,11 +2,12 @@
 
 In its own namespace: the Secrets, a StreamQuery of the case's plan (`Running` once its pods
 run and report), the input before the Migration, the Migration (`verify: true`), the chunks
-while it runs (the ones allowed while the targets start, then one per `CHUNK_EVERY_S` once they
-run), then the tail, held while the protocol still needs input to arrive after its targets
-began (UniMiCo's first event times, parallel-track's split); then its terminal phase, the output
-topic and the dead-letter topic read `read_committed` and compared with the reference in both
-directions. The namespace, its topics and snapshots go afterwards.
+while it runs (`_Feeder`: the last ones and the tail held while the protocol still needs input
+to arrive after its targets began, UniMiCo's first event times, parallel-track's split; more
+tails while a protocol phase waits for the watermark and nothing moves); then its terminal
+phase, the output topic and the dead-letter topic read `read_committed` and compared with the
+reference (fed as many tails) in both directions. The namespace, its topics and snapshots go
+afterwards.
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from streamshift_dev.runtime_cases import Expected, RuntimeCase, canonical, plan_inline, records
+from streamshift_dev.runtime_cases import (
+    Expected,
+    RuntimeCase,
+    canonical,
+    plan_inline,
+    records,
+    reference,
+)
 from streamshift_dev.stack_driver import (
     MIG,
     SQ,
@@ -39,8 +47,10 @@ CHUNK_EVERY_S = 0.4
 STARTING = ("", "Queued", "Preparing")
 AWAITING_INPUT = (*STARTING, "AwaitingStartTimestamp", "TrackingInParallel")
 """Phases in which a protocol still needs input to arrive after its targets began."""
-TAIL_HELD_S = 30.0
-"""The longest the tail waits for such a phase to end (then it goes anyway)."""
+NEEDS_INPUT = (*AWAITING_INPUT, "DrainingOrigin")
+"""Phases that end only as the watermark moves on."""
+HELD_CHUNKS = 2
+STALL_S = 6.0
 READY_S, FINISH_S, READ_S = 120.0, 300.0, 30.0
 
 
@@ -58,6 +68,8 @@ class Observed:
     """Results of the reference (each must be in the output once)."""
     dead_letters: int = 0
     """Dead letters of the reference (each must be in the dead-letter topic once)."""
+    tails: int = 0
+    """Tails fed (the reference gets as many)."""
     spans: dict[str, float] = field(default_factory=dict)
     """Seconds to the query Running, then to the Migration finished, then to the output read."""
 
@@ -66,19 +78,20 @@ class Observed:
         return self.phase == "Succeeded" and not self.problems
 
 
-def run_case(case: RuntimeCase, expected: Expected, kube: Kube, stack: Stack, ns: str) -> Observed:
+def run_case(case: RuntimeCase, kube: Kube, stack: Stack, ns: str) -> Observed:
     """Run `case` in namespace `ns` (created here; `clean_up` removes it)."""
     began = time.monotonic()
     observed = Observed()
-    observed.results = sum(expected.results.values())
-    observed.dead_letters = sum(expected.dead_letters.values())
     kube.namespace(ns)
     try:
         _drive(case, kube, stack, ns, observed)
+        expected = reference(case, observed.tails)
+        observed.results = sum(expected.results.values())
+        observed.dead_letters = sum(expected.dead_letters.values())
         if observed.phase in TERMINAL:
             _compare(case, expected, stack, ns, observed)
             observed.spans["read"] = time.monotonic()
-    except TimedOut as error:
+    except (TimedOut, ValueError) as error:
         observed.problems.append(str(error))
     observed.seconds = time.monotonic() - began
     marks = [began, *observed.spans.values()]
@@ -93,6 +106,50 @@ def clean_up(kube: Kube, stack: Stack, ns: str) -> None:
     delete_snapshots(stack, f"{ns}/")
 
 
+class _Feeder:
+    """Produces the case's input as the Migration goes: the chunks the case allows while the
+    targets start, then one per tick; the last `HELD_CHUNKS` only once the protocol no longer
+    needs input after its targets began, or once nothing moved for `STALL_S`; then the tail;
+    then, while a protocol phase waits for input and nothing moves for `STALL_S`, the next."""
+
+    def __init__(self, case: RuntimeCase, stack: Stack, ns: str) -> None:
+        self.case, self.stack, self.ns = case, stack, ns
+        self.chunks = list(case.feed.chunks)
+        self.early = case.while_preparing
+        self.tails = 0
+        self.phase = ""
+        self.moved = time.monotonic()  # the last phase change or record produced
+
+    def _produce(self, part: dict[str, Any]) -> None:
+        produce(self.stack, records(part, self.ns))
+        self.moved = time.monotonic()
+
+    def tick(self, phase: str) -> None:
+        if phase != self.phase:
+            self.phase, self.moved = phase, time.monotonic()
+        stalled = time.monotonic() - self.moved > STALL_S
+        if self.chunks:
+            if phase in STARTING and self.early <= 0:
+                return
+            if len(self.chunks) <= HELD_CHUNKS and phase in AWAITING_INPUT and not stalled:
+                return
+            self.early -= phase in STARTING
+            self._produce(self.chunks.pop(0))
+        elif self.tails < len(self.case.feed.tails):
+            first = self.tails == 0 and phase not in AWAITING_INPUT
+            if first or (stalled and phase in NEEDS_INPUT):
+                self._produce(self.case.feed.tails[self.tails])
+                self.tails += 1
+
+    def finish(self) -> None:
+        """The rest of the input (a migration that ended early: the query runs on)."""
+        while self.chunks:
+            self._produce(self.chunks.pop(0))
+        if self.tails == 0:
+            self._produce(self.case.feed.tails[0])
+            self.tails = 1
+
+
 def _drive(case: RuntimeCase, kube: Kube, stack: Stack, ns: str, observed: Observed) -> None:
     names = list(case.feed.before)
     body = stream_query(
@@ -103,37 +160,29 @@ def _drive(case: RuntimeCase, kube: Kube, stack: Stack, ns: str, observed: Obser
     observed.spans["ready"] = time.monotonic()
     produce(stack, records(case.feed.before, ns))
     kube.create(MIG, ns, migration("m", "q", case.protocol, case.target))
-    chunks = list(case.feed.chunks)
-    early = case.while_preparing
-    tail_fed = False
-    held_since: float | None = None
+    feeder = _Feeder(case, stack, ns)
     deadline = time.monotonic() + FINISH_S
     status: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        status = kube.status(MIG, ns, "m")
-        phase = str(status.get("phase", ""))
-        if phase in TERMINAL:
-            break
-        if chunks and (phase not in STARTING or early > 0):
-            early -= phase in STARTING
-            produce(stack, records(chunks.pop(0), ns))
-        elif not chunks and not tail_fed:
-            held_since = held_since or time.monotonic()
-            if phase not in AWAITING_INPUT or time.monotonic() - held_since > TAIL_HELD_S:
-                produce(stack, records(case.feed.tail, ns))
-                tail_fed = True
-        time.sleep(CHUNK_EVERY_S)
-    for chunk in chunks:  # a migration that ended early: the query runs on with the input
-        produce(stack, records(chunk, ns))
-    if not tail_fed:
-        produce(stack, records(case.feed.tail, ns))
+    try:
+        while time.monotonic() < deadline:
+            status = kube.status(MIG, ns, "m")
+            if status.get("phase") in TERMINAL:
+                break
+            feeder.tick(str(status.get("phase", "")))
+            time.sleep(CHUNK_EVERY_S)
+    finally:
+        feeder.finish()
+        observed.tails = feeder.tails
     observed.spans["migrated"] = time.monotonic()
     observed.phase = str(status.get("phase", ""))
     observed.message = str(status.get("message") or "")
     observed.verified = (status.get("verification") or {}).get("exact")
     observed.timeline = _timeline(status)
     if observed.phase not in TERMINAL:
-        raise TimedOut(f"the Migration did not finish in {FINISH_S:.0f} s (phase {observed.phase})")
+        raise TimedOut(
+            f"the Migration did not finish in {FINISH_S:.0f} s (phases {observed.timeline}, "
+            f"{observed.tails} tails fed)"
+        )
     if observed.phase != "Succeeded":
         observed.problems.append(f"Migration {observed.phase}: {observed.message}")
 
