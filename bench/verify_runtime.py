@@ -110,7 +110,10 @@ def main() -> int:
     parser.add_argument("--protocols", nargs="+", choices=PROTOCOLS, default=list(PROTOCOLS))
     parser.add_argument("--seeds", type=int, nargs="+", help="run exactly these seeds")
     parser.add_argument(
-        "--operator-per-case", action="store_true", help="an operator process per namespace"
+        "--operator-per-case",
+        action="store_true",
+        help="an operator process per namespace (to measure; slower, and kopf started before "
+        "its namespace exists may never see it)",
     )
     arguments = parser.parse_args()
     stack = Stack.running()
