@@ -29,7 +29,7 @@ from pathlib import Path
 
 from streamshift_dev.runtime_cases import PROTOCOLS, RuntimeCase, accepted
 from streamshift_dev.runtime_run import Observed, clean_up, run_case
-from streamshift_dev.stack_driver import Kube, OperatorProcess, Stack, ensure_bucket
+from streamshift_dev.stack_driver import Kube, OperatorProcess, Stack, delete_topics, ensure_bucket
 
 
 def interleaved(
@@ -143,6 +143,7 @@ def main() -> int:
     finally:
         if shared is not None:
             shared.stop()
+        delete_topics(stack, f"vrt-{run}-")  # any a worker wrote to again after its case's cleanup
     wall = time.monotonic() - began
     for protocol, reasons in refusals.items():
         for reason, count in reasons.most_common():

@@ -102,10 +102,13 @@ def run_case(case: RuntimeCase, kube: Kube, stack: Stack, ns: str) -> Observed:
 
 
 def clean_up(kube: Kube, stack: Stack, ns: str) -> None:
-    """Remove the case's namespace (its pods end), then its topics and snapshots."""
-    kube.delete_namespace(ns)
-    delete_topics(stack, f"{ns}-")
-    delete_snapshots(stack, f"{ns}/")
+    """Remove the case's namespace (its pods end), then its topics and snapshots (also when
+    the namespace is slow to go)."""
+    try:
+        kube.delete_namespace(ns)
+    finally:
+        delete_topics(stack, f"{ns}-")
+        delete_snapshots(stack, f"{ns}/")
 
 
 class _Feeder:
