@@ -77,6 +77,10 @@ crds: venv ## generate crds/*.yaml from the operator's typed models (the Helm ch
 manifests: ## render deploy/operator/streamshift.yaml (the kubectl install) from the Helm chart
 	deploy/render.sh > deploy/operator/streamshift.yaml
 
+.PHONY: verify-runtime
+verify-runtime: up ## real workers migrated by the operator equal the reference, output and dead letters (CASES=50 per protocol; CONCURRENCY=N cases at once)
+	$(PY) -m bench.verify_runtime --cases $(if $(filter command line environment,$(origin CASES)),$(CASES),50) $(if $(CONCURRENCY),--concurrency $(CONCURRENCY))
+
 .PHONY: bench-runtime
 bench-runtime: venv ## worker vs in-process engine, each protocol's output gap, large-state downtime (PART=throughput|large-state|gaps: one part; ROUNDS=N rounds of migrations, medians kept; REPEATS=N runs a side, best kept)
 	$(PY) -m bench.runtime $(if $(PART),--$(PART)-only) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(REPEATS),--repeats $(REPEATS))

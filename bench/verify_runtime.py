@@ -1,0 +1,168 @@
+"""`make verify-runtime CASES=N`: random migrations carried out by real workers, driven by the
+operator, whose output must equal the in-process reference.
+
+Per protocol, cases `runtime_cases.draw(protocol, seed)` for seeds 0, 1, ... until N are
+accepted: a plan of the exactness cases' families with out-of-order and late input, and a move
+or a rescale. A case the operator refuses before any pod starts (its own admission decision,
+`runtime_cases.refusal`) is not counted for the protocol; the refusals are printed apart. Each
+accepted case runs on the local stack (`make up`) in its own namespace (`runtime_run`): the
+operator process (`kopf run`, one for every case unless `--operator-per-case`) places the
+StreamQuery's worker pods, which the node agent runs as processes over Kafka and MinIO, and
+carries out the Migration through the workers' control API while its input keeps arriving;
+the output topic read `read_committed` and the dead-letter topic must equal the reference in
+both directions. Cases run `--concurrency` at a time; one line per finished case with the
+running tally, then the failures with the command that repeats each, and the final line
+`runtime exact unimico=N/N parallel-track=N/N moving-state=N/N state-transfer=N/N
+savepoint-restart=N/N`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from streamshift_dev.runtime_cases import PROTOCOLS, RuntimeCase, accepted
+from streamshift_dev.runtime_run import Observed, clean_up, run_case
+from streamshift_dev.stack_driver import Kube, OperatorProcess, Stack, delete_topics, ensure_bucket
+
+
+def interleaved(
+    protocols: list[str], count: int, seeds: list[int] | None
+) -> tuple[list[RuntimeCase], dict[str, Counter[str]]]:
+    """Per protocol its accepted cases, interleaved so every protocol's tally grows together;
+    and each protocol's refusals by reason."""
+    chosen, refusals = {}, {}
+    for protocol in protocols:
+        chosen[protocol], refusals[protocol] = accepted(protocol, count, seeds)
+    longest = max((len(c) for c in chosen.values()), default=0)
+    order = [c[i] for i in range(longest) for c in chosen.values() if i < len(c)]
+    return order, refusals
+
+
+class Tally:
+    """Exact and run cases per protocol, printed as cases finish."""
+
+    def __init__(self, protocols: list[str], total: int) -> None:
+        self.exact: Counter[str] = Counter()
+        self.run: Counter[str] = Counter()
+        self.protocols = protocols
+        self.total = total
+        self.failures: list[tuple[RuntimeCase, Observed]] = []
+        self.seconds: list[float] = []
+        self.lock = threading.Lock()
+
+    def add(self, case: RuntimeCase, observed: Observed) -> None:
+        with self.lock:
+            self.run[case.protocol] += 1
+            self.exact[case.protocol] += observed.exact
+            self.seconds.append(observed.seconds)
+            if not observed.exact:
+                self.failures.append((case, observed))
+            verdict = "exact" if observed.exact else "NOT EXACT: " + "; ".join(observed.problems)
+            spans = " ".join(f"{k} {v:.0f}" for k, v in observed.spans.items())
+            done = sum(self.run.values())
+            print(
+                f"[{done}/{self.total}] {case.protocol} seed {case.seed} {case.describe()}, "
+                f"{observed.results} results, {observed.dead_letters} dead letters, "
+                f"{observed.tails} tails: "
+                f"{verdict} ({observed.seconds:.0f} s: {spans}) | {self.line()}",
+                flush=True,
+            )
+
+    def line(self) -> str:
+        return " ".join(f"{p}={self.exact[p]}/{self.run[p]}" for p in self.protocols)
+
+
+def check(
+    case: RuntimeCase,
+    stack: Stack,
+    run: str,
+    operator_per_case: bool,
+    logs: Path,
+    cleaner: ThreadPoolExecutor,
+) -> Observed:
+    """Run one case; its namespace is removed by `cleaner` (not holding a case's slot)."""
+    namespace = f"vrt-{run}-{case.protocol[:2]}{case.seed}"
+    operator = None
+    if operator_per_case:
+        operator = OperatorProcess(stack, namespace, logs / f"{namespace}-operator.log")
+    kube = Kube(stack)
+    try:
+        return run_case(case, kube, stack, namespace)
+    except Exception as error:  # one case's broken run is its failure, not the whole run's
+        return Observed(problems=[f"the case could not run: {type(error).__name__}: {error}"])
+    finally:
+        if operator is not None:
+            operator.stop()
+        cleaner.submit(clean_up, kube, stack, namespace)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cases", type=int, default=50, help="accepted cases per protocol")
+    parser.add_argument("--concurrency", type=int, default=4, help="cases run at once")
+    parser.add_argument("--protocols", nargs="+", choices=PROTOCOLS, default=list(PROTOCOLS))
+    parser.add_argument("--seeds", type=int, nargs="+", help="run exactly these seeds")
+    parser.add_argument(
+        "--operator-per-case",
+        action="store_true",
+        help="an operator process per namespace (to measure; slower, and kopf started before "
+        "its namespace exists may never see it)",
+    )
+    arguments = parser.parse_args()
+    stack = Stack.running()
+    Kube(stack).install_crds()
+    ensure_bucket(stack)
+    cases, refusals = interleaved(arguments.protocols, arguments.cases, arguments.seeds)
+    run = f"{int(time.time()) % 100_000}"
+    logs = Path(tempfile.gettempdir()) / f"verify-runtime-{run}"
+    logs.mkdir()
+    print(f"{len(cases)} cases, {arguments.concurrency} at a time; operator logs in {logs}")
+    tally = Tally(arguments.protocols, len(cases))
+    shared = None
+    if not arguments.operator_per_case:
+        shared = OperatorProcess(stack, f"vrt-{run}-*", logs / "operator.log")
+    began = time.monotonic()
+    try:
+        with (
+            ThreadPoolExecutor(arguments.concurrency) as cleaner,
+            ThreadPoolExecutor(arguments.concurrency) as pool,
+        ):
+            futures = {
+                pool.submit(check, c, stack, run, arguments.operator_per_case, logs, cleaner): c
+                for c in cases
+            }
+            for future in as_completed(futures):
+                tally.add(futures[future], future.result())
+    finally:
+        if shared is not None:
+            shared.stop()
+        delete_topics(stack, f"vrt-{run}-")  # any a worker wrote to again after its case's cleanup
+    wall = time.monotonic() - began
+    for protocol, reasons in refusals.items():
+        for reason, count in reasons.most_common():
+            print(f"refused {protocol} x{count}: {reason}")
+    for case, observed in tally.failures:
+        print(
+            f"FAILED {case.protocol} seed {case.seed} ({case.describe()}; phases "
+            f"{observed.timeline}): {'; '.join(observed.problems)}; repeat with "
+            f"`python -m bench.verify_runtime --protocols {case.protocol} --seeds {case.seed}`"
+        )
+    mean = sum(tally.seconds) / max(len(tally.seconds), 1)
+    print(
+        f"{len(cases)} cases in {wall:.0f} s at concurrency {arguments.concurrency} "
+        f"({mean:.0f} s per case on average, {wall / max(len(cases), 1):.1f} s of wall time each)"
+    )
+    summary = " ".join(f"{p}={tally.exact[p]}/{tally.run[p]}" for p in arguments.protocols)
+    print(f"runtime exact {summary}")
+    return 0 if not tally.failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
