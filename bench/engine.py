@@ -5,12 +5,19 @@ seed streams `S` and `T`) is generated and encoded in the wire format first (JSO
 per event; columnar: one Arrow IPC record per partition and poll, a poll being about `--batch`
 records of the query's inputs); the timed loop decodes each poll partition by partition as the
 worker does (only the fields the plan reads, `runtime.projection`), feeds an engine `Instance`
-(merge order and watermark as in a worker), polls it and encodes the results in the same format
+(merge order, watermark and `runner.WORKER_HOLD` as in a worker; late records go to its dead
+letters), polls it and encodes the results in the same format
 (JSON: one record per result, as one Arrow binary array, the buffer a producer sends from;
 building a Python `bytes` per result, as the Kafka sink does for its client, is not counted).
 The queries whose joins interleave their inputs (q3, seed Q1, seed Q3) run again with the finer
 polls of `--slices` (5,000 records: a worker's poll), so a rate that falls with the slicing
 shows.
+Every case runs on ordered input and on disordered input, printed side by side: events shuffled
+as the reference generator's `outOfOrderGroupSize` does (`nexmark.arrival`, groups spanning
+`DISORDER_MS` of event time; the seed streams shuffled alike), 1% of them late by `LATE_MS`, and
+the inputs' watermarks allowing `DISORDER_MS` (the late ones go to the dead letters).
+`--decode-only` prints instead, per query, the rate of the engine's JSON decode alone and of
+`orjson.loads` alone over the same records: the bound of a query's JSON rate.
 Rates count the events the query reads (bids; persons and auctions for q3 and q8; auctions and
 bids for q4 and q6; `S` and `T`). The decode limit is the rate at which `orjson.loads` alone
 gets through the same records. Times are the process's CPU time (user + system) on its one
@@ -301,6 +308,33 @@ def decode_limit(encoded: list[Poll]) -> float:
     return len(records) / (time.process_time() - started)
 
 
+def engine_decode_limit(query: str, encoded: list[Poll]) -> float:
+    """The rate of the engine's own JSON decode alone (`decode_json`, as `run` calls it: the
+    fields the plan reads, every field of a record checked), events per second per core."""
+    schemas = input_schemas(plan_of(query))
+    encoded = unpacked(encoded, "json")
+    started = time.process_time()
+    for poll in encoded:
+        for name, _, payload, partitions, offsets in poll.parts:
+            decode_json(name, payload, partitions, offsets, schemas[name])
+    return sum(poll.events for poll in encoded) / (time.process_time() - started)
+
+
+def decode_only(queries: list[str], events: int, batch: int, repeat: int) -> None:
+    """`--decode-only`: per query, the best over `repeat` runs of the engine's JSON decode alone
+    and of `orjson.loads` alone over the same records, the bounds of its JSON rate."""
+    for query in queries:
+        inputs = tuple(spec.name for spec in plan_of(query).inputs)
+        encoded = encode_polls(events, batch, inputs, "json")
+        engine = max(engine_decode_limit(query, encoded) for _ in range(repeat))
+        loads = max(decode_limit(encoded) for _ in range(repeat))
+        print(
+            f"{query:>7} json {batch:>6}: engine decode alone {engine:>12,.0f} events/s/core, "
+            f"orjson.loads alone {loads:>12,.0f}",
+            flush=True,
+        )
+
+
 @dataclass(frozen=True)
 class Measured:
     """One query's measurements in one format."""
@@ -403,6 +437,12 @@ def main() -> None:
         help="the input orders each case runs on, side by side (disordered: DISORDER_MS "
         "shuffled, 1%% late)",
     )
+    parser.add_argument("--formats", default="json,columnar", help="input formats to run")
+    parser.add_argument(
+        "--decode-only",
+        action="store_true",
+        help="print only the rates of the JSON decode alone (engine's, orjson's) per query",
+    )
     parser.add_argument("--save", help=argparse.SUPPRESS)
     parser.add_argument("--memory-of", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -412,9 +452,12 @@ def main() -> None:
         return
     if args.quick:
         args.events, args.memory_events = 200_000, 1_000_000
+    if args.decode_only:
+        decode_only(args.queries.split(","), args.events, args.batch, args.repeat)
+        return
     cases = [
         (fmt, query, args.batch)
-        for fmt in ("json", "columnar")
+        for fmt in args.formats.split(",")
         for query in args.queries.split(",")
     ]
     slices = [int(s) for s in args.slices.split(",") if s]
@@ -511,7 +554,7 @@ def baseline(args: argparse.Namespace) -> dict[str, float]:
         command = [sys.executable, "-m", "bench.engine", "--save", saved, "--against", ""]
         command += ["--events", str(args.events), "--batch", str(args.batch)]
         command += ["--slices", args.slices, "--repeat", str(args.repeat)]
-        command += ["--orders", args.orders]
+        command += ["--orders", args.orders, "--formats", args.formats]
         queries = [q for q in args.queries.split(",") if args.against_joins or q not in JOINS]
         command += ["--queries", ",".join(queries), "--memory-events", "0"]
         path = os.pathsep.join([os.path.join(scratch, "engine-image"), root])
