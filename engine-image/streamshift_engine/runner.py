@@ -513,12 +513,18 @@ class Instance:
         return self.pipeline.state_bytes()
 
 
+COALESCE_FROM = 4
+"""Waiting pieces of one partition from which a release joins them first (fewer are cut one by
+one: joining copies them, which only pays when many small polls left many pieces)."""
+
+
 def _coalesced(pieces: list[_Waiting]) -> list[_Waiting]:
-    """The waiting pieces of one partition as one piece, so that a release cuts it once. Pieces
-    fed in order, one after another, are in `(ts, offset)` order together (each one's
-    `first_prior` is the last timestamp of the one before); with out-of-order ones among them,
-    their records are sorted by `(ts, offset)` again, each with its own `prior`."""
-    if len(pieces) < 2:
+    """The waiting pieces of one partition as one piece, so that a release cuts it once (from
+    `COALESCE_FROM` pieces). Pieces fed in order, one after another, are in `(ts, offset)`
+    order together (each one's `first_prior` is the last timestamp of the one before); with
+    out-of-order ones among them, their records are sorted by `(ts, offset)` again, each with
+    its own `prior`."""
+    if len(pieces) < COALESCE_FROM:
         return pieces
     batch = Batch.concat([piece.batch for piece in pieces])
     if all(piece.prior is None for piece in pieces):
