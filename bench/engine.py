@@ -5,12 +5,19 @@ seed streams `S` and `T`) is generated and encoded in the wire format first (JSO
 per event; columnar: one Arrow IPC record per partition and poll, a poll being about `--batch`
 records of the query's inputs); the timed loop decodes each poll partition by partition as the
 worker does (only the fields the plan reads, `runtime.projection`), feeds an engine `Instance`
-(merge order and watermark as in a worker), polls it and encodes the results in the same format
+(merge order, watermark and `runner.WORKER_HOLD` as in a worker; late records go to its dead
+letters), polls it and encodes the results in the same format
 (JSON: one record per result, as one Arrow binary array, the buffer a producer sends from;
 building a Python `bytes` per result, as the Kafka sink does for its client, is not counted).
 The queries whose joins interleave their inputs (q3, seed Q1, seed Q3) run again with the finer
 polls of `--slices` (5,000 records: a worker's poll), so a rate that falls with the slicing
 shows.
+Every case runs on ordered input and on disordered input, printed side by side: events shuffled
+as the reference generator's `outOfOrderGroupSize` does (`nexmark.arrival`, groups spanning
+`DISORDER_MS` of event time; the seed streams shuffled alike), 1% of them late by `LATE_MS`, and
+the inputs' watermarks allowing `DISORDER_MS` (the late ones go to the dead letters).
+`--decode-only` prints instead, per query, the rate of the engine's JSON decode alone and of
+`orjson.loads` alone over the same records: the bound of a query's JSON rate.
 Rates count the events the query reads (bids; persons and auctions for q3 and q8; auctions and
 bids for q4 and q6; `S` and `T`). The decode limit is the rate at which `orjson.loads` alone
 gets through the same records. Times are the process's CPU time (user + system) on its one
@@ -31,6 +38,7 @@ from __future__ import annotations
 import argparse
 import gc
 import glob
+import importlib.util
 import os
 import shutil
 import statistics
@@ -67,6 +75,15 @@ from streamshift_engine.spark.seed_streams import STREAMS, SeedStreamConfig, see
 
 SEED = 2024
 CONFIG = GeneratorConfig()
+DISORDER_MS = 100
+"""Disordered input: events arrive shuffled within groups spanning this much event time (the
+reference generator's `outOfOrderGroupSize`), and the inputs' watermarks allow it
+(`out_of_orderness`)."""
+LATE_PER_MILLION = 10_000
+LATE_MS = 1_000
+"""Disordered input: 1% of the events arrive this much after their slot, behind the bound: late
+(dead letters)."""
+ORDERS = ("ordered", "disordered")
 QUERIES = ("q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "smq", "seed-q1", "seed-q3")
 BASELINE = "e0c894f"
 """The main commit before joins took merged batches: its figures are the ones no query may fall
@@ -107,6 +124,33 @@ def plan_of(query: str) -> Plan:
     )
 
 
+def disordered(plan: Plan) -> Plan:
+    """`plan` with each input's watermark allowing `DISORDER_MS` of out-of-orderness."""
+    from streamshift_engine.plan.parse import input_document
+
+    inputs = [
+        {**input_document(spec), "watermark": {"out_of_orderness": DISORDER_MS}}
+        for spec in plan.inputs
+    ]
+    operators = [
+        {"id": op.id, "type": op.type, "inputs": list(op.inputs), "params": dict(op.params)}
+        for op in plan.operators
+    ]
+    document = {"name": plan.name, "inputs": inputs, "operators": operators}
+    return parse_plan({**document, "output": plan.output})
+
+
+def arrival(events_per_second: int) -> GeneratorConfig:
+    """The generator's disorder (`nexmark.arrival`) for a stream of this rate: groups spanning
+    `DISORDER_MS`, 1% late by `LATE_MS`."""
+    return GeneratorConfig(
+        events_per_second=events_per_second,
+        out_of_order_group_size=max(2, DISORDER_MS * events_per_second // 1000),
+        late_per_million=LATE_PER_MILLION,
+        late_delay_ms=LATE_MS,
+    )
+
+
 @dataclass(frozen=True)
 class Poll:
     """One poll of encoded records per input."""
@@ -117,37 +161,54 @@ class Poll:
     events: int
 
 
-def polls(events: int, batch: int, inputs: tuple[str, ...]) -> Iterator[dict[str, Batch]]:
+def polls(
+    events: int, batch: int, inputs: tuple[str, ...], order: str = "ordered"
+) -> Iterator[dict[str, Batch]]:
     """Generated events in polls of about `batch` records of the given inputs: Nexmark events,
-    or the seed streams `S` and `T` (half of the events each), their offsets counted on from
-    poll to poll as a topic's."""
+    or the seed streams `S` and `T` (half of the events each), in arrival order (`disordered`:
+    as `arrival` shuffles them), their offsets counted on from poll to poll as a topic's."""
+    next_offset: dict[tuple[str, int], int] = {}
+    for generated in _generated(events, batch, inputs, order):
+        for name, part in generated.items():
+            for partition in np.unique(part.partition).tolist():
+                mine = part.partition == partition
+                base = next_offset.get((name, partition), 0)
+                part.offset[mine] = base + np.arange(int(mine.sum()), dtype=np.int64)
+                next_offset[name, partition] = base + int(mine.sum())
+        yield generated
+
+
+def _generated(
+    events: int, batch: int, inputs: tuple[str, ...], order: str
+) -> Iterator[dict[str, Batch]]:
     if inputs[0] in STREAMS:
-        yield from _seed_polls(events, batch)
+        rate = SEED_STREAMS.per_tick * 1000 // SEED_STREAMS.tick_ms
+        for start in range(0, events, batch):
+            generated = seed_streams(SEED, start, min(batch, events - start), SEED_STREAMS)
+            if order == "disordered":  # each stream shuffled as `nexmark.arrival` orders events
+                from streamshift_engine.nexmark.arrival import arrival_order
+
+                shuffle = arrival(rate // len(STREAMS))
+                generated = {
+                    name: part.take(arrival_order(SEED, np.arange(len(part)) + start, shuffle))
+                    for name, part in generated.items()
+                }
+            yield generated
         return
+    config = CONFIG if order == "ordered" else arrival(CONFIG.events_per_second)
     shares = {"person": CONFIG.person_proportion, "auction": CONFIG.auction_proportion}
     share = sum(shares.get(name, CONFIG.bid_proportion) for name in inputs)
     step = max(1, batch * CONFIG.total_proportion // share)
     for start in range(0, events, step):
         stop = min(start + step, events)
-        yield generate(SEED, start, stop - start, CONFIG)
+        yield generate(SEED, start, stop - start, config)
 
 
-def _seed_polls(events: int, batch: int) -> Iterator[dict[str, Batch]]:
-    next_offset: dict[tuple[str, int], int] = {}
-    for start in range(0, events, batch):
-        generated = seed_streams(SEED, start, min(batch, events - start), SEED_STREAMS)
-        for name, part in generated.items():
-            for partition in np.unique(part.partition).tolist():
-                mine = part.partition == partition
-                base = next_offset.get((name, partition), 0)
-                part.offset[mine] += base
-                next_offset[name, partition] = base + int(mine.sum())
-        yield generated
-
-
-def encode_polls(events: int, batch: int, inputs: tuple[str, ...], fmt: str) -> list[Poll]:
+def encode_polls(
+    events: int, batch: int, inputs: tuple[str, ...], fmt: str, order: str = "ordered"
+) -> list[Poll]:
     encoded = []
-    for generated in polls(events, batch, inputs):
+    for generated in polls(events, batch, inputs, order):
         parts = []
         for name in inputs:
             for partition, data in by_partition(generated[name]):
@@ -180,12 +241,14 @@ def unpacked(encoded: list[Poll], fmt: str) -> list[Poll]:
     return polls
 
 
-def run(query: str, encoded: list[Poll], fmt: str) -> tuple[float, int]:
+def run(
+    query: str, encoded: list[Poll], fmt: str, order: str = "ordered"
+) -> tuple[float, int, int]:
     """CPU seconds for decode + process + encode of all polls through an engine `Instance` (per
-    partition feed, watermark, merge order), and the number of results. The plan is compiled,
-    and its operators imported, before the clock starts."""
-    plan = plan_of(query)
-    instance = Instance(projected(plan), range(CONFIG.partitions))
+    partition feed, watermark, merge order, late records to the dead letters), and the number
+    of results. The plan is compiled, and its operators imported, before the clock starts."""
+    plan = plan_of(query) if order == "ordered" else disordered(plan_of(query))
+    instance = Instance(projected(plan), range(CONFIG.partitions), **worker_options())
     schemas = input_schemas(plan)
     encode: Callable[[ResultBatch], Any] = (
         encode_results_records if fmt == "json" else encode_results_columnar
@@ -203,10 +266,29 @@ def run(query: str, encoded: list[Poll], fmt: str) -> tuple[float, int]:
         for result in instance.poll():
             encode(result)
             results += len(result)
+        instance.dead_letters = []  # taken, as a worker takes them after each poll
     for result in instance.flush():
         encode(result)
         results += len(result)
-    return time.process_time() - started, results
+    return time.process_time() - started, results, instance.counters["late"]
+
+
+def disorder_supported() -> bool:
+    """Whether this engine generates disordered input and bounds its out-of-orderness (an
+    `--against` engine from before them runs the ordered rows only)."""
+    from streamshift_engine.plan import parse
+
+    arrival = importlib.util.find_spec("streamshift_engine.nexmark.arrival")
+    return arrival is not None and hasattr(parse, "input_document")
+
+
+def worker_options() -> dict[str, Any]:
+    """The `Instance` options a worker passes (none for an engine that had none: `--against`)."""
+    try:
+        from streamshift_engine.runner import WORKER_HOLD
+    except ImportError:
+        return {}
+    return {"hold": WORKER_HOLD}
 
 
 def by_partition(batch: Batch) -> Iterator[tuple[int, Batch]]:
@@ -228,6 +310,33 @@ def decode_limit(encoded: list[Poll]) -> float:
     return len(records) / (time.process_time() - started)
 
 
+def engine_decode_limit(query: str, encoded: list[Poll]) -> float:
+    """The rate of the engine's own JSON decode alone (`decode_json`, as `run` calls it: the
+    fields the plan reads, every field of a record checked), events per second per core."""
+    schemas = input_schemas(plan_of(query))
+    encoded = unpacked(encoded, "json")
+    started = time.process_time()
+    for poll in encoded:
+        for name, _, payload, partitions, offsets in poll.parts:
+            decode_json(name, payload, partitions, offsets, schemas[name])
+    return sum(poll.events for poll in encoded) / (time.process_time() - started)
+
+
+def decode_only(queries: list[str], events: int, batch: int, repeat: int) -> None:
+    """`--decode-only`: per query, the best over `repeat` runs of the engine's JSON decode alone
+    and of `orjson.loads` alone over the same records, the bounds of its JSON rate."""
+    for query in queries:
+        inputs = tuple(spec.name for spec in plan_of(query).inputs)
+        encoded = encode_polls(events, batch, inputs, "json")
+        engine = max(engine_decode_limit(query, encoded) for _ in range(repeat))
+        loads = max(decode_limit(encoded) for _ in range(repeat))
+        print(
+            f"{query:>7} json {batch:>6}: engine decode alone {engine:>12,.0f} events/s/core, "
+            f"orjson.loads alone {loads:>12,.0f}",
+            flush=True,
+        )
+
+
 @dataclass(frozen=True)
 class Measured:
     """One query's measurements in one format."""
@@ -235,6 +344,8 @@ class Measured:
     rate: float
     """Best engine rate over the runs."""
     results: int
+    late: int
+    """Records that went to the dead letters as late (disordered input)."""
     limit: float
     """Best decode limit of the same records (JSON only, else 0)."""
     ratio: float
@@ -242,7 +353,9 @@ class Measured:
     (JSON only, else 0)."""
 
 
-def measure(query: str, encoded: list[Poll], fmt: str, repeat: int) -> Measured:
+def measure(
+    query: str, encoded: list[Poll], fmt: str, repeat: int, order: str = "ordered"
+) -> Measured:
     """The engine rate over `repeat` runs and, for JSON, the decode limit of the same records
     measured before each run. The ratio pairs each run with the limit measured just before it,
     a few seconds apart, so both see about the same load on the shared core; the best rate over
@@ -254,11 +367,11 @@ def measure(query: str, encoded: list[Poll], fmt: str, repeat: int) -> Measured:
     for _ in range(repeat):
         if fmt == "json":
             limits.append(decode_limit(encoded))
-        seconds, results = run(query, encoded, fmt)
+        seconds, results, late = run(query, encoded, fmt, order)
         rates.append(events / seconds)
     ratios = [rate / limit for rate, limit in zip(rates, limits, strict=False)]
     ratio = statistics.median(ratios) if ratios else 0.0
-    return Measured(max(rates), results, max(limits, default=0.0), ratio)
+    return Measured(max(rates), results, late, max(limits, default=0.0), ratio)
 
 
 def peak_memory(query: str, events: int, batch: int) -> None:
@@ -320,6 +433,18 @@ def main() -> None:
         action="store_true",
         help="run the joins of --against too (slow: that engine took them run by run)",
     )
+    parser.add_argument(
+        "--orders",
+        default=",".join(ORDERS),
+        help="the input orders each case runs on, side by side (disordered: DISORDER_MS "
+        "shuffled, 1%% late)",
+    )
+    parser.add_argument("--formats", default="json,columnar", help="input formats to run")
+    parser.add_argument(
+        "--decode-only",
+        action="store_true",
+        help="print only the rates of the JSON decode alone (engine's, orjson's) per query",
+    )
     parser.add_argument("--save", help=argparse.SUPPRESS)
     parser.add_argument("--memory-of", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -329,9 +454,12 @@ def main() -> None:
         return
     if args.quick:
         args.events, args.memory_events = 200_000, 1_000_000
+    if args.decode_only:
+        decode_only(args.queries.split(","), args.events, args.batch, args.repeat)
+        return
     cases = [
         (fmt, query, args.batch)
-        for fmt in ("json", "columnar")
+        for fmt in args.formats.split(",")
         for query in args.queries.split(",")
     ]
     slices = [int(s) for s in args.slices.split(",") if s]
@@ -343,7 +471,8 @@ def main() -> None:
         + (f"; beside each rate: {args.against}'s engine, run first" if before else ""),
         flush=True,
     )
-    rates = measure_cases(cases, args.events, args.repeat, before)
+    orders = [o for o in args.orders.split(",") if o == "ordered" or disorder_supported()]
+    rates = measure_cases(cases, orders, args.events, args.repeat, before)
     if args.save:
         with open(args.save, "wb") as saved:
             saved.write(orjson.dumps({"|".join(map(str, k)): v for k, v in rates.items()}))
@@ -358,40 +487,50 @@ def main() -> None:
             )
 
 
-Case = tuple[str, str, int]
-"""Format, query, records per poll."""
+Case = tuple[str, str, int, str]
+"""Format, query, records per poll, order of the input (`ORDERS`)."""
 
 
 def measure_cases(
-    cases: list[Case], events: int, repeat: int, before: dict[str, float]
+    cases: list[tuple[str, str, int]],
+    orders: list[str],
+    events: int,
+    repeat: int,
+    before: dict[str, float],
 ) -> dict[Case, float]:
-    """Each case's best rate, printed as it comes (a query this engine does not have is left
-    out), with the rate `before` had for it."""
+    """Each case's best rate on each order of input, printed side by side as they come (a query
+    this engine does not have is left out), with the rate `before` had for it."""
     rates: dict[Case, float] = {}
     paired: dict[str, float] = {}
-    cache: dict[tuple[str, tuple[str, ...], int], list[Poll]] = {}
+    cache: dict[tuple[str, tuple[str, ...], int, str], list[Poll]] = {}
     for fmt, query, batch in cases:
         try:
             inputs = tuple(spec.name for spec in plan_of(query).inputs)
         except KeyError:
             continue
-        if (fmt, inputs, batch) not in cache:
-            cache.clear()
-            gc.collect()
-            cache[fmt, inputs, batch] = encode_polls(events, batch, inputs, fmt)
-            gc.freeze()
-        measured = measure(query, cache[fmt, inputs, batch], fmt, repeat)
-        rates[fmt, query, batch] = measured.rate
-        old = before.get(f"{fmt}|{query}|{batch}")
-        beside = "new" if old is None else f"{old:>12,.0f} ({measured.rate / old - 1:+.0%})"
-        if fmt == "json":
-            paired.setdefault(query, measured.ratio)
-        print(
-            f"{query:>7} {fmt:>8} {batch:>6}: {measured.rate:>12,.0f} events/s/core  "
-            f"before {beside:<20} {measured.results:>8} results  "
-            f"{_against_goals(query, fmt, measured.rate, measured.limit)}",
-            flush=True,
-        )
+        columns, goals = [f"{query:>7} {fmt:>8} {batch:>6}:"], ""
+        for order in orders:
+            if (fmt, inputs, batch, order) not in cache:
+                if any(key[:3] != (fmt, inputs, batch) for key in cache):
+                    cache.clear()
+                    gc.unfreeze()
+                    gc.collect()
+                cache[fmt, inputs, batch, order] = encode_polls(events, batch, inputs, fmt, order)
+                gc.freeze()
+            measured = measure(query, cache[fmt, inputs, batch, order], fmt, repeat, order)
+            rates[fmt, query, batch, order] = measured.rate
+            old = before.get(f"{fmt}|{query}|{batch}|{order}")
+            beside = "new" if old is None else f"{old:>10,.0f} ({measured.rate / old - 1:+.0%})"
+            late = f", {measured.late} late" if order != "ordered" else ""
+            columns.append(
+                f"{order} {measured.rate:>10,.0f} events/s/core, before {beside:<18} "
+                f"({measured.results} results{late})"
+            )
+            if order == "ordered":
+                if fmt == "json":
+                    paired.setdefault(query, measured.ratio)
+                goals = _against_goals(query, fmt, measured.rate, measured.limit)
+        print("  ".join([*columns, goals]), flush=True)
     if paired:
         medians = " ".join(f"{q}={paired[q]:.2f}" for q in paired)
         print(f"json rate / decode limit of the same records, median of runs paired: {medians}")
@@ -417,6 +556,7 @@ def baseline(args: argparse.Namespace) -> dict[str, float]:
         command = [sys.executable, "-m", "bench.engine", "--save", saved, "--against", ""]
         command += ["--events", str(args.events), "--batch", str(args.batch)]
         command += ["--slices", args.slices, "--repeat", str(args.repeat)]
+        command += ["--orders", args.orders, "--formats", args.formats]
         queries = [q for q in args.queries.split(",") if args.against_joins or q not in JOINS]
         command += ["--queries", ",".join(queries), "--memory-events", "0"]
         path = os.pathsep.join([os.path.join(scratch, "engine-image"), root])

@@ -24,6 +24,14 @@ of the minimum (all idle: the watermark holds). A partition stops being idle wit
 record, and its floor becomes the watermark already used: its records below it are late (they go
 to the dead letters as any late record), so windows that fired are never fed again.
 
+With a `Hold` (`WORKER_HOLD` in a worker), `poll` runs the pipeline only once `Hold.records`
+records were fed since its last run or `Hold.seconds` of `clock` passed, as Flink SQL's
+mini-batch (`table.exec.mini-batch.size` and `allow-latency`): a poll that holds changes nothing,
+so the records fed meanwhile reach the pipeline in one release, as if the input had come in
+coarser slices, and the results (ids, values, order) are the same, only later. The pipeline's
+cost has a part per call (its operators' numpy calls), which small polls would otherwise pay per
+few records. Held records are fed records not yet released: snapshots cover them as such.
+
 A snapshot holds the pipeline state of the chosen partitions, the watermark last used
 (`released`) and, per (input, partition): `covered`, the smallest offset whose record the state
 does not hold (records fed but not yet released are not in it: the next owner reads them again
@@ -62,6 +70,19 @@ LOWEST = np.iinfo(np.int64).min
 
 
 @dataclass(frozen=True, slots=True)
+class Hold:
+    """When a poll runs the pipeline (module docstring): once this many records were fed since
+    its last run, or once this many seconds passed."""
+
+    records: int
+    seconds: float
+
+
+WORKER_HOLD = Hold(records=32_768, seconds=0.1)
+"""A worker's: its polls bring about 5,000 records; the pipeline runs at least every 100 ms."""
+
+
+@dataclass(frozen=True, slots=True)
 class _Waiting:
     """Accepted records of one partition waiting for the watermark, in `(ts, offset)` order, and
     per record the partition's largest timestamp read before it (`prior`). `prior` None: the
@@ -83,6 +104,15 @@ class _Waiting:
             _Waiting(head, self.prior[:cut], self.first_prior),
             _Waiting(tail, self.prior[cut:], self.first_prior),
         )
+
+    def priors(self) -> npt.NDArray[np.int64]:
+        """Per record, the partition's largest timestamp read before it."""
+        if self.prior is not None:
+            return self.prior
+        prior = np.empty(len(self.batch), np.int64)
+        prior[0] = self.first_prior
+        prior[1:] = self.batch.ts[:-1]
+        return prior
 
     def lowest(self) -> tuple[int, int]:
         """The smallest offset and the partition's largest timestamp read before it."""
@@ -108,8 +138,10 @@ class Instance:
         partitions: Collection[int] | None = None,
         idle_timeout: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        hold: Hold | None = None,
     ) -> None:
         self.plan = plan
+        self.hold = hold
         self.pipeline: Pipeline = compile(plan)
         self.input_names = [spec.name for spec in plan.inputs]
         self.strategies = {spec.name: spec.watermark for spec in plan.inputs}
@@ -147,6 +179,8 @@ class Instance:
         self.last_fed: dict[Position, float] = {}
         self.marked_idle: set[Position] = set()
         self.released: int | None = None
+        self.ran_at = self.started
+        self.ran_with = 0  # records_in when the pipeline last ran
 
     def feed(self, input_name: str, partition: int, batch: Batch) -> None:
         """Records of one input partition, in offset (arrival) order."""
@@ -200,8 +234,9 @@ class Instance:
             future |= ahead  # later records' watermarks only fall with these left out
         late = (ts < watermark) & ~future
         handled = batch.offset < self.dead_lettered_to.get(position, 0)
-        self._dead(batch.take(late & ~handled), "late")
-        self._dead(batch.take(future & ~handled), "future")
+        for reason, judged in (("late", late), ("future", future)):
+            if judged.any():
+                self._dead(batch.take(judged & ~handled), reason)
         accepted = ~(late | future)
         self.max_read[position] = max(start, int(np.max(np.where(future, LOWEST, ts))))
         if position in self.replay and int(batch.offset[-1]) + 1 >= replay_to:
@@ -263,7 +298,13 @@ class Instance:
         return min(v for v in values if v is not None)
 
     def poll(self) -> list[ResultBatch]:
-        """Release what the watermark allows, then fire windows up to it."""
+        """Release what the watermark allows, then fire windows up to it (unless held)."""
+        if self.hold is not None:
+            now = self.clock()
+            fed = self.counters["records_in"] - self.ran_with
+            if fed < self.hold.records and now - self.ran_at < self.hold.seconds:
+                return []
+            self.ran_at, self.ran_with = now, self.counters["records_in"]
         watermark = self.watermark()
         if watermark is None:
             return []
@@ -287,7 +328,7 @@ class Instance:
         for position in sorted(self.buffers, key=lambda p: (self.input_names.index(p[0]), p[1])):
             waiting: list[_Waiting] = []
             ready: list[_Waiting] = []
-            for pending in self.buffers[position]:
+            for pending in _coalesced(self.buffers[position]):
                 cut = (
                     len(pending.batch)
                     if watermark is None
@@ -470,6 +511,27 @@ class Instance:
 
     def state_bytes(self) -> int:
         return self.pipeline.state_bytes()
+
+
+COALESCE_FROM = 4
+"""Waiting pieces of one partition from which a release joins them first (fewer are cut one by
+one: joining copies them, which only pays when many small polls left many pieces)."""
+
+
+def _coalesced(pieces: list[_Waiting]) -> list[_Waiting]:
+    """The waiting pieces of one partition as one piece, so that a release cuts it once (from
+    `COALESCE_FROM` pieces). Pieces fed in order, one after another, are in `(ts, offset)`
+    order together (each one's `first_prior` is the last timestamp of the one before); with
+    out-of-order ones among them, their records are sorted by `(ts, offset)` again, each with
+    its own `prior`."""
+    if len(pieces) < COALESCE_FROM:
+        return pieces
+    batch = Batch.concat([piece.batch for piece in pieces])
+    if all(piece.prior is None for piece in pieces):
+        return [_Waiting(batch, None, pieces[0].first_prior)]
+    prior = np.concatenate([piece.priors() for piece in pieces])
+    order = np.lexsort((batch.offset, batch.ts))
+    return [_Waiting(batch.take(order), prior[order], pieces[0].first_prior)]
 
 
 def _jumps(strategy: WatermarkSpec, ts: npt.NDArray[np.int64], start: int, floor: int) -> bool:
