@@ -32,9 +32,8 @@ from streamshift_operator.models.streamquery import StreamQuerySpec
 from streamshift_operator.resources.pods import QueryIdentity
 
 TIMEOUT_S = 30.0
-QUIET_S = 3.0  # an open transaction holds read_committed readers below its start
 WAIT_S = 60.0  # for the windows open at the hand-off to close in the committed output
-POLL_S = 1.0
+POLL_S = 0.5
 
 
 def _consumer(bootstrap: str, committed: bool, group: str | None = None) -> Consumer:
@@ -49,25 +48,28 @@ def _consumer(bootstrap: str, committed: bool, group: str | None = None) -> Cons
 
 
 def read_all(bootstrap: str, topic: str, committed: bool) -> dict[int, list[tuple[int, bytes]]]:
-    """Every record of `topic` up to its end now, per partition: (offset, value)."""
+    """Every record of `topic` up to its end now, per partition: (offset, value).
+
+    Read `read_committed`, a partition's end is its last stable offset: the first record of a
+    transaction still open, which the read neither returns nor waits for. A partition that
+    holds no record is not read: its position would stay unset, never reaching its end."""
     consumer = _consumer(bootstrap, committed)
     try:
         partitions = consumer.list_topics(topic, timeout=TIMEOUT_S).topics[topic].partitions
-        ends = {
-            p: consumer.get_watermark_offsets(TopicPartition(topic, p), TIMEOUT_S)[1]
+        bounds = {
+            p: consumer.get_watermark_offsets(TopicPartition(topic, p), TIMEOUT_S)
             for p in partitions
         }
-        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+        ends = {p: high for p, (low, high) in bounds.items() if high > low}
         records: dict[int, list[tuple[int, bytes]]] = {p: [] for p in partitions}
+        consumer.assign([TopicPartition(topic, p, bounds[p][0]) for p in ends])
         deadline = time.monotonic() + TIMEOUT_S
-        quiet = time.monotonic() + QUIET_S
-        while time.monotonic() < min(deadline, quiet):
+        while ends and time.monotonic() < deadline:
             for message in consumer.consume(10_000, 0.5):
-                quiet = time.monotonic() + QUIET_S
                 value, partition, offset = message.value(), message.partition(), message.offset()
                 if message.error() is None and None not in (value, partition, offset):
                     records[int(partition or 0)].append((int(offset or 0), bytes(value or b"")))
-            positions = consumer.position([TopicPartition(topic, p) for p in partitions])
+            positions = consumer.position([TopicPartition(topic, p) for p in ends])
             if all(tp.offset >= ends[tp.partition] for tp in positions):
                 break
         return records
