@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -191,8 +192,11 @@ def nexmark(plan: str, count: int, start: int = 0) -> dict[str, Batch]:
     return {spec.name: events[spec.name] for spec in builtin(plan).inputs}
 
 
-def produce(stack: Stack, prefix: str, inputs: dict[str, Batch]) -> None:
-    producer = Producer(
+def produce(
+    stack: Stack, prefix: str, inputs: dict[str, Batch], producer: Producer | None = None
+) -> None:
+    """Write the inputs to `{prefix}-{input}` topics and wait until Kafka has them."""
+    producer = producer or Producer(
         {"bootstrap.servers": stack.kafka, "linger.ms": 5, "enable.idempotence": True}
     )
     for name, batch in inputs.items():
@@ -253,18 +257,28 @@ def operator(namespace: str, stack: Stack) -> Iterator[KopfRunner]:
 
 
 def feed_steadily(
-    stack: Stack, prefix: str, inputs: dict[str, Batch], chunks: int, every: float
+    stack: Stack,
+    prefix: str,
+    inputs: dict[str, Batch],
+    chunks: int,
+    every: float,
+    hurry: threading.Event | None = None,
 ) -> None:
     """Produce the inputs in `chunks` slices of event time, one slice every `every` seconds
-    (each slice a prefix of what is left in every partition: event time grows with offsets)."""
+    (each slice a prefix of what is left in every partition: event time grows with offsets).
+    Once `hurry` is set (the migration the flow was for has finished), the slices left follow
+    at once."""
     low = min(int(b.ts.min()) for b in inputs.values())
     high = max(int(b.ts.max()) for b in inputs.values()) + 1
     bounds = [low + (high - low) * i // chunks for i in range(chunks + 1)]
+    producer = Producer(
+        {"bootstrap.servers": stack.kafka, "linger.ms": 5, "enable.idempotence": True}
+    )
+    hurry = hurry or threading.Event()
     for begin, end in itertools.pairwise(bounds):
-        produce(
-            stack, prefix, {n: b.take((b.ts >= begin) & (b.ts < end)) for n, b in inputs.items()}
-        )
-        time.sleep(every)
+        chunk = {n: b.take((b.ts >= begin) & (b.ts < end)) for n, b in inputs.items()}
+        produce(stack, prefix, chunk, producer)
+        hurry.wait(every)
 
 
 def snapshots(stack: Stack, prefix: str) -> list[str]:
