@@ -96,14 +96,13 @@ SPARK_HOME="$("$VENV/bin/python" -c 'import os, pyspark; print(os.path.dirname(p
 export SPARK_HOME
 # the command line of streamshift_engine.spark.k8s.submit_command (its pods' CPU requests, image
 # jars and settings), smaller JVMs for the kind node
+generate=(generate --shape constant --rate 500 --event-rate 500 --duration 3600 --partitions 4
+  --topic-prefix "$NS-" --bootstrap kafka.streamshift-infra.svc:9092 --master "")
 mapfile -d '' -t submit < <("$VENV/bin/python" - "$api" "$SPARK_NS" "$SPARK_HOME/bin/spark-submit" \
-  "localhost/streamshift/spark:$VERSION" "$CACHE/spark-jars" "$NS-" <<'PY'
+  "localhost/streamshift/spark:$VERSION" "$CACHE/spark-jars" "${generate[@]}" <<'PY'
 import pathlib, sys
 from streamshift_engine.spark.k8s import submit_command
-api, namespace, spark_submit, image, jars, prefix = sys.argv[1:]
-generate = ["generate", "--shape", "constant", "--rate", "500", "--event-rate", "500"]
-generate += ["--duration", "3600", "--partitions", "4", "--topic-prefix", prefix]
-generate += ["--bootstrap", "kafka.streamshift-infra.svc:9092", "--master", ""]
+api, namespace, spark_submit, image, jars, *generate = sys.argv[1:]
 extra = {
     "spark.kubernetes.container.image.pullPolicy": "Never",
     "spark.kubernetes.driver.label.app": "e2e-nexmark",
