@@ -56,7 +56,7 @@ else
 fi
 
 set +e
-"$VENV/bin/pytest" -q tests "$@"
+"$VENV/bin/pytest" -q --durations=25 tests "$@"  # the slowest 25: where CI time goes
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
