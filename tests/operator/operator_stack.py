@@ -192,11 +192,8 @@ def nexmark(plan: str, count: int, start: int = 0) -> dict[str, Batch]:
     return {spec.name: events[spec.name] for spec in builtin(plan).inputs}
 
 
-def produce(
-    stack: Stack, prefix: str, inputs: dict[str, Batch], producer: Producer | None = None
-) -> None:
-    """Write the inputs to `{prefix}-{input}` topics and wait until Kafka has them."""
-    producer = producer or Producer(
+def produce(stack: Stack, prefix: str, inputs: dict[str, Batch]) -> None:
+    producer = Producer(
         {"bootstrap.servers": stack.kafka, "linger.ms": 5, "enable.idempotence": True}
     )
     for name, batch in inputs.items():
@@ -271,13 +268,10 @@ def feed_steadily(
     low = min(int(b.ts.min()) for b in inputs.values())
     high = max(int(b.ts.max()) for b in inputs.values()) + 1
     bounds = [low + (high - low) * i // chunks for i in range(chunks + 1)]
-    producer = Producer(
-        {"bootstrap.servers": stack.kafka, "linger.ms": 5, "enable.idempotence": True}
-    )
     hurry = hurry or threading.Event()
     for begin, end in itertools.pairwise(bounds):
         chunk = {n: b.take((b.ts >= begin) & (b.ts < end)) for n, b in inputs.items()}
-        produce(stack, prefix, chunk, producer)
+        produce(stack, prefix, chunk)
         hurry.wait(every)
 
 
