@@ -65,7 +65,7 @@ def read_all(bootstrap: str, topic: str, committed: bool) -> dict[int, list[tupl
         consumer.assign([TopicPartition(topic, p, bounds[p][0]) for p in ends])
         deadline = time.monotonic() + TIMEOUT_S
         while ends and time.monotonic() < deadline:
-            for message in consumer.consume(10_000, 0.5):
+            for message in consumer.consume(10_000, 0.1):
                 value, partition, offset = message.value(), message.partition(), message.offset()
                 if message.error() is None and None not in (value, partition, offset):
                     records[int(partition or 0)].append((int(offset or 0), bytes(value or b"")))
