@@ -186,3 +186,32 @@ def test_steady_output_and_an_empty_output_partition_do_not_hold_it_up() -> None
     assert verdict.exact, verdict.message
     assert verdict.bound == 5900 and verdict.compared == 10
     assert time.monotonic() - began < TIMEOUT_S  # before: both reads of the output timed out
+
+
+def test_input_that_only_paused_at_its_end_is_waited_for(query: Query) -> None:
+    """The workers' commits reach the end of the input, but it is live: more arrives a moment
+    later and closes windows the migration touched. They are compared, not left out."""
+    inputs = _inputs()
+    query.feed(inputs)
+    query.emit(_worker_output(PLAN, inputs), 5900, offset=60)  # at the input's end, for now
+    more = {
+        "S": {
+            p: [
+                (i, orjson.dumps({"ts": i * 100, "k": p, "m": i, "note": 7})) for i in range(60, 80)
+            ]
+            for p in range(PARTITIONS)
+        }
+    }
+    whole = {"S": {p: inputs["S"][p] + more["S"][p] for p in range(PARTITIONS)}}
+
+    def later() -> None:
+        time.sleep(1.5)  # after the previous verify.py compared, before STOPPED_S
+        query.feed(more)
+        query.emit([r for r in _worker_output(PLAN, whole) if r["window_end"] > 5900], 7900, 80)
+
+    emitter = threading.Thread(target=later)
+    emitter.start()
+    verdict = verify(query.spec, PLAN, query.identity, touched_to=5500, wait_s=30)
+    emitter.join()
+    assert verdict.exact, verdict.message
+    assert verdict.bound == 7900 and verdict.compared == 14  # before: 5900 and 10, at once
