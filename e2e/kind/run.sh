@@ -92,22 +92,30 @@ say "Kafka, MinIO and the operator running"
 kubectl create namespace "$SPARK_NS"
 kubectl apply -f "$REPO/deploy/spark/rbac.yaml"
 api="$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')"
-jars="$(cd "$CACHE/spark-jars" && ls *.jar | sed 's|^|local:///opt/streamshift/spark-jars/|' | paste -sd,)"
 SPARK_HOME="$("$VENV/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
 export SPARK_HOME
-"$SPARK_HOME/bin/spark-submit" --master "k8s://$api" --deploy-mode cluster --name e2e-nexmark \
-  --conf spark.kubernetes.namespace="$SPARK_NS" \
-  --conf spark.kubernetes.container.image="localhost/streamshift/spark:$VERSION" \
-  --conf spark.kubernetes.container.image.pullPolicy=Never \
-  --conf spark.kubernetes.authenticate.driver.serviceAccountName=streamshift-spark \
-  --conf spark.executor.instances=1 --conf spark.executor.memory=768m --conf spark.driver.memory=768m \
-  --conf spark.kubernetes.driver.request.cores=100m --conf spark.kubernetes.executor.request.cores=100m \
-  --conf spark.kubernetes.driver.label.app=e2e-nexmark --conf spark.jars="$jars" \
-  --conf spark.kubernetes.submission.waitAppCompletion=false \
-  local:///opt/streamshift/engine-image/streamshift_engine/spark/cli.py generate \
-  --event-rate 500 --duration 3600 --partitions 4 \
-  --topic-prefix "$NS-" --bootstrap kafka.streamshift-infra.svc:9092 --master "" \
-  >"$LOG/e2e-kind-spark-submit.log" 2>&1 || { cat "$LOG/e2e-kind-spark-submit.log" >&2; die "spark-submit failed"; }
+# the command line of streamshift_engine.spark.k8s.submit_command (its pods' CPU requests, image
+# jars and settings), smaller JVMs for the kind node
+generate=(generate --event-rate 500 --duration 3600 --partitions 4
+  --topic-prefix "$NS-" --bootstrap kafka.streamshift-infra.svc:9092 --master "")
+mapfile -d '' -t submit < <("$VENV/bin/python" - "$api" "$SPARK_NS" "$SPARK_HOME/bin/spark-submit" \
+  "localhost/streamshift/spark:$VERSION" "$CACHE/spark-jars" "${generate[@]}" <<'PY'
+import pathlib, sys
+from streamshift_engine.spark.k8s import submit_command
+api, namespace, spark_submit, image, jars, *generate = sys.argv[1:]
+extra = {
+    "spark.kubernetes.container.image.pullPolicy": "Never",
+    "spark.kubernetes.driver.label.app": "e2e-nexmark",
+}
+names = sorted(jar.name for jar in pathlib.Path(jars).glob("*.jar"))
+argv = submit_command(api, namespace, generate, names, "e2e-nexmark", image, 1, spark_submit,
+                      "768m", extra)
+sys.stdout.write("".join(f"{arg}\0" for arg in argv))
+PY
+)
+[ "${#submit[@]}" -gt 0 ] || die "no spark-submit command line"
+"${submit[@]}" >"$LOG/e2e-kind-spark-submit.log" 2>&1 \
+  || { cat "$LOG/e2e-kind-spark-submit.log" >&2; die "spark-submit failed"; }
 wait_for() {  # wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds
   local deadline=$((SECONDS + $1)) what="$2"
   shift 2

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import os
-import time
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -197,18 +197,25 @@ def operator(namespace: str, stack: Stack) -> Iterator[KopfRunner]:
 
 
 def feed_steadily(
-    stack: Stack, prefix: str, inputs: dict[str, Batch], chunks: int, every: float
+    stack: Stack,
+    prefix: str,
+    inputs: dict[str, Batch],
+    chunks: int,
+    every: float,
+    hurry: threading.Event | None = None,
 ) -> None:
     """Produce the inputs in `chunks` slices of event time, one slice every `every` seconds
-    (each slice a prefix of what is left in every partition: event time grows with offsets)."""
+    (each slice a prefix of what is left in every partition: event time grows with offsets).
+    Once `hurry` is set (the migration the flow was for has finished), the slices left follow
+    at once."""
     low = min(int(b.ts.min()) for b in inputs.values())
     high = max(int(b.ts.max()) for b in inputs.values()) + 1
     bounds = [low + (high - low) * i // chunks for i in range(chunks + 1)]
+    hurry = hurry or threading.Event()
     for begin, end in itertools.pairwise(bounds):
-        produce_inputs(
-            stack, prefix, {n: b.take((b.ts >= begin) & (b.ts < end)) for n, b in inputs.items()}
-        )
-        time.sleep(every)
+        chunk = {n: b.take((b.ts >= begin) & (b.ts < end)) for n, b in inputs.items()}
+        produce_inputs(stack, prefix, chunk)
+        hurry.wait(every)
 
 
 def snapshots(stack: Stack, prefix: str) -> list[str]:

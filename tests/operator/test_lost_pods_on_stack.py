@@ -16,19 +16,20 @@ from call_report import failure
 from failure_dump import dump
 from operator_stack import (
     MIG,
+    PARTITIONS,
     SQ,
     Cluster,
     Stack,
     migration,
     nexmark,
     operator,
-    produce,
-    read_committed,
+    produce_inputs,
     read_stack,
-    reference,
     stream_query,
-    wait_for,
 )
+from support.kafka import read_committed
+from support.reference import reference
+from support.waiting import wait_for
 
 pytestmark = pytest.mark.stack
 DETECTION_GOAL_S = 10.0
@@ -89,11 +90,11 @@ def test_a_target_pod_deleted_mid_unimico_rolls_back_within_seconds_with_exact_o
     probe the first event times of new input): a target pod deleted there was noticed only at
     the step's timeout; now the migration rolls back on the next ticks."""
     first, rest = nexmark("nexmark-q5", 6_000), nexmark("nexmark-q5", 6_000, start=6_000)
-    expected = reference("nexmark-q5", [first, rest])
+    expected = reference("nexmark-q5", [first, rest], PARTITIONS)
     with operator(namespace, stack):
         cluster.create(SQ, namespace, stream_query("q", "nexmark-q5", namespace, stack))
         wait_for("q Running", lambda: running(cluster, namespace, "q"), 60)
-        produce(stack, namespace, first)
+        produce_inputs(stack, namespace, first)
         cluster.create(MIG, namespace, migration("move", "q", "unimico", {"moveInstances": [0]}))
         wait_for(
             "move in AwaitingStartTimestamp",
@@ -113,9 +114,9 @@ def test_a_target_pod_deleted_mid_unimico_rolls_back_within_seconds_with_exact_o
         assert detection_s < DETECTION_GOAL_S
         assert rolling["message"].startswith("AwaitingStartTimestamp: target pod q-e1-0 ")
         assert any("target pod q-e1-0" in w for w in warnings(cluster, namespace, "move"))
-        produce(stack, namespace, rest)
+        produce_inputs(stack, namespace, rest)
         wait_for("q Running again", lambda: running(cluster, namespace, "q"), 60)
         query = cluster.get(SQ, namespace, "q")
         assert query["status"]["epoch"] == 0 and query["spec"]["parallelism"] == 1
-        assert read_committed(stack, f"{namespace}-out", len(expected), 90) == expected
+        assert read_committed(stack.kafka, f"{namespace}-out", len(expected), 90) == expected
     print(f"lost target detected {detection_s:.1f} s after its deletion")  # outside KopfRunner

@@ -165,16 +165,19 @@ def run_and_migrate(
     restart_operator_in: str | None = None,
     outcome: str = "Succeeded",
 ) -> dict[str, Any]:
-    """Run `plan` with input flowing steadily (200 s of event time over about 30 s), migrate
-    with `start()` a few seconds in, with the operator restarted once (in the phase given, or
-    right after the start); the output must equal the in-process reference whatever the
-    `outcome`. Returns the migration's final status."""
+    """Run `plan` with input flowing steadily (200 s of event time over about 30 s, the rest at
+    once when the migration finished), migrate with `start()` a few seconds in, with the
+    operator restarted once (in the phase given, or right after the start); the output must
+    equal the in-process reference whatever the `outcome`. Returns the migration's final
+    status."""
     inputs = nexmark(plan, 40_000)
     expected = reference(plan, inputs, PARTITIONS)
     with operator(namespace, stack):
         cluster.create(SQ, namespace, stream_query("q", plan, namespace, stack, parallelism))
         wait_for("q Running", lambda: ready(cluster, namespace, "q"), 60)
-        feeder = threading.Thread(target=feed_steadily, args=(stack, namespace, inputs, 40, 0.75))
+        hurry = threading.Event()
+        flow = (stack, namespace, inputs, 40, 0.75, hurry)
+        feeder = threading.Thread(target=feed_steadily, args=flow)
         feeder.start()
         time.sleep(3)
         name = start()
@@ -189,6 +192,7 @@ def run_and_migrate(
         status: dict[str, Any] = wait_for(
             f"{name} finished", lambda: finished(cluster, namespace, name), 180
         )
+        hurry.set()
         assert status["phase"] == outcome, status
         feeder.join(60)
         wait_for("q Running again", lambda: ready(cluster, namespace, "q"), 60)

@@ -56,16 +56,20 @@ def test_a_rows_query_moves_exactly_by_unimico(
     plan: str,
     protocol: str,
 ) -> None:
-    inputs = seed_streams(plan, 3_000)
+    inputs = seed_streams(plan, 1_500)
     with operator(namespace, stack):
         cluster.create(SQ, namespace, stream_query("q", plan, namespace, stack, 1))
         wait_for("q Running", lambda: ready(cluster, namespace, "q"), 60)
-        feeder = threading.Thread(target=feed_steadily, args=(stack, namespace, inputs, 40, 0.6))
+        hurry = threading.Event()  # the rest of the input at once when the migration finished
+        feeder = threading.Thread(
+            target=feed_steadily, args=(stack, namespace, inputs, 40, 0.6, hurry)
+        )
         feeder.start()
         time.sleep(4)
         move = migration("move", "q", protocol, {"moveInstances": [0]}, verify=True)
         cluster.create(MIG, namespace, move)
         status = wait_for("move finished", lambda: finished(cluster, namespace, "move"), 240)
+        hurry.set()
         feeder.join(60)
     assert status["phase"] == "Succeeded", status
     assert status["protocol"] == "unimico", status

@@ -43,7 +43,10 @@ def test_output_the_reference_does_not_have_fails_the_verification(
     with operator(namespace, stack):
         cluster.create(SQ, namespace, stream_query("q", "nexmark-q8", namespace, stack, 2))
         wait_for("q Running", lambda: ready(cluster, namespace, "q"), 60)
-        feeder = threading.Thread(target=feed_steadily, args=(stack, namespace, inputs, 40, 0.75))
+        hurry = threading.Event()  # the rest of the input at once when the migration finished
+        feeder = threading.Thread(
+            target=feed_steadily, args=(stack, namespace, inputs, 40, 0.75, hurry)
+        )
         feeder.start()
         time.sleep(3)
         producer = Producer({"bootstrap.servers": stack.kafka})
@@ -52,6 +55,7 @@ def test_output_the_reference_does_not_have_fails_the_verification(
         move = migration("move", "q", "state-transfer", {"parallelism": 3}, verify=True)
         cluster.create(MIG, namespace, move)
         status = wait_for("move finished", lambda: finished(cluster, namespace, "move"), 180)
+        hurry.set()
         feeder.join(60)
     assert status["phase"] == "Succeeded", status
     check = status["verification"]

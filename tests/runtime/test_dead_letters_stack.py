@@ -7,17 +7,16 @@ goes on (before, the produce failed with MSG_SIZE_TOO_LARGE at every restart: a 
 from __future__ import annotations
 
 import json
-import time
-from typing import Any
 
 import numpy as np
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Producer
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.wire import decode_columnar, encode_columnar
 from support.kafka import produce, read_committed
 from support.reference import reference
 
+from .dead_letter_reader import dead_letters, ours
 from .harness import (
     Services,
     WorkerProcesses,
@@ -55,36 +54,6 @@ def produce_one(
     producer.flush(30)
     assert offsets and offsets[0] >= 0
     return offsets[0]
-
-
-def dead_letters(services: Services, topic: str, expect: int) -> list[dict[str, Any]]:
-    """The dead-letter topic's committed records: value, headers (in order), once `expect`
-    arrived or 30 s passed."""
-    consumer = Consumer(
-        {
-            "bootstrap.servers": services.kafka,
-            "group.id": f"dlq-{time.time_ns()}",
-            "isolation.level": "read_committed",
-            "auto.offset.reset": "earliest",
-            "fetch.max.bytes": 4_000_000,
-        }
-    )
-    consumer.subscribe([topic])
-    found: list[dict[str, Any]] = []
-    deadline = time.monotonic() + 30
-    while len(found) < expect and time.monotonic() < deadline:
-        for message in consumer.consume(100, 0.5):
-            if message.error() is None:
-                found.append({"value": message.value(), "headers": list(message.headers() or [])})
-    consumer.close()
-    return found
-
-
-def ours(letter: dict[str, Any]) -> dict[str, str]:
-    """The worker's headers of a dead letter (after the original record's)."""
-    headers = letter["headers"]
-    count = int(dict(headers)["original-headers"])
-    return {name: (value or b"").decode() for name, value in headers[count:]}
 
 
 def setup_q5(services: Services, run_id: str, count: int) -> list[str]:

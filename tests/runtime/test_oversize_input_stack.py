@@ -13,19 +13,18 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.wire import encode_columnar, encode_json
+from support.kafka import produce, read_committed
+from support.reference import reference
 
+from .dead_letter_reader import dead_letters, ours
 from .harness import (
     Services,
     WorkerProcesses,
     control,
     nexmark_input,
-    produce,
-    read_committed,
-    reference,
     wait_ready,
     worker_env,
 )
-from .test_dead_letters_stack import dead_letters, ours
 
 pytestmark = [pytest.mark.stack, pytest.mark.timeout(120)]
 PARTITIONS = 4
@@ -94,12 +93,12 @@ def test_an_oversize_json_record_is_a_truncated_dead_letter_and_the_worker_goes_
     first = encode_json(bids.take(bids.partition == 2).take(slice(0, 1)))[0]
     record = json.dumps({**json.loads(first), "extra": "x" * 3_000_000}).encode()
     at = produce_one(services, topic, 2, record)
-    produce(services, topic, bids, "json")
+    produce(services.kafka, topic, bids, "json")
     expected = reference("nexmark-q5", {"bid": bids}, PARTITIONS)
     env = worker_env(services, run_id, "nexmark-q5")
     process = workers.start(env)
     wait_ready(env, process)
-    assert read_committed(services, f"{run_id}-out", len(expected), 30) == expected
+    assert read_committed(services.kafka, f"{run_id}-out", len(expected), 30) == expected
     check_letter(services, run_id, record, 2, at, 1_000_000)
     status = control(env, "GET", "/v1/status")[1]
     assert status["counts"]["dead_letters"] == 1
@@ -122,7 +121,7 @@ def test_an_oversize_columnar_record_is_one_truncated_dead_letter(
     at = produce_one(services, topic, 1, record)
     others = bids.take(bids.partition != 1)
     kept = Batch.concat([others, rest])
-    produce(services, topic, kept, "columnar", per_record=100)
+    produce(services.kafka, topic, kept, "columnar", per_record=100)
     expected = reference("nexmark-q5", {"bid": kept}, PARTITIONS)
     env = worker_env(
         services,
@@ -133,7 +132,7 @@ def test_an_oversize_columnar_record_is_one_truncated_dead_letter(
     )
     process = workers.start(env)
     wait_ready(env, process)
-    assert read_committed(services, f"{run_id}-out", len(expected), 30) == expected
+    assert read_committed(services.kafka, f"{run_id}-out", len(expected), 30) == expected
     check_letter(services, run_id, record, 1, at, bound)
     status = control(env, "GET", "/v1/status")[1]
     assert status["counts"]["dead_letters"] == 1

@@ -16,6 +16,7 @@ import yaml
 from kubernetes import client, config
 from streamshift_engine.spark.k8s import (
     APP_FILE,
+    CPU_REQUEST,
     DEFAULT_ARGS,
     IMAGE,
     manifest_path,
@@ -66,6 +67,8 @@ def test_checked_in_manifest_is_generated() -> None:
     assert document["spec"]["mainApplicationFile"] == APP_FILE
     assert document["spec"]["arguments"] == list(DEFAULT_ARGS)
     assert any("spark-sql-kafka-0-10" in jar for jar in document["spec"]["deps"]["jars"])
+    for role in ("driver", "executor"):
+        assert document["spec"][role]["coreRequest"] == CPU_REQUEST
 
 
 def test_submit_runs_the_job_in_cluster_mode() -> None:
@@ -77,6 +80,16 @@ def test_submit_runs_the_job_in_cluster_mode() -> None:
     assert confs["spark.kubernetes.namespace"] == "ns"
     assert all(j.startswith("local:///") for j in confs["spark.jars"].split(","))
     assert argv[-4:] == [APP_FILE, "verify", "--query", "q"]
+    for role in ("driver", "executor"):  # not Spark's default of a whole core per pod
+        assert confs[f"spark.kubernetes.{role}.request.cores"] == CPU_REQUEST
+
+
+def test_the_kind_run_submits_with_the_same_settings() -> None:
+    """`make e2e-kind` builds its spark-submit line with `submit_command`, setting no pod
+    request of its own."""
+    script = (REPO / "e2e/kind/run.sh").read_text()
+    assert "submit_command(" in script
+    assert "request.cores" not in script
 
 
 @pytest.fixture

@@ -5,12 +5,13 @@ of the engine image, which carries pyspark, a JRE, this package and the Kafka co
 (`IMAGE_JARS_DIR`, filled from `dev/setup-spark.sh`'s cache). The driver's service account
 needs to create and delete its executor pods, a Service and ConfigMaps (`deploy/spark/rbac.yaml`).
 `deploy/spark/sparkapplication.yaml` is `render_application()` of the defaults, checked for drift
-by tests/spark.
+by tests/spark. `make e2e-kind` submits its generator with `submit_command`, so the pods it runs
+ask for what these defaults ask for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ IMAGE = "streamshift/spark:0.1.0"
 APP_FILE = "local:///opt/streamshift/engine-image/streamshift_engine/spark/cli.py"
 IMAGE_JARS_DIR = "/opt/streamshift/spark-jars"
 SERVICE_ACCOUNT = "streamshift-spark"
+CPU_REQUEST = "100m"  # per driver and executor pod; Spark's default asks a whole core each
+MEMORY = "2g"  # per driver and executor JVM
 DEFAULT_ARGS = (
     *("verify", "--query", "nexmark-q5", "--topic", "nexmark-q5-out"),
     *("--bootstrap", "kafka.streamshift.svc:9092", "--master", ""),
@@ -42,8 +45,12 @@ def submit_command(
     image: str = IMAGE,
     executors: int = 2,
     spark_submit: str = "spark-submit",
+    memory: str = MEMORY,
+    extra_conf: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """spark-submit in Kubernetes cluster mode: the driver runs in a pod, executors in pods.
+    """spark-submit in Kubernetes cluster mode: the driver runs in a pod, executors in pods,
+    each asking `CPU_REQUEST` (Spark's `spark.driver.cores` and `spark.executor.cores` stay
+    one: the tasks' slots, not the pods' request). `extra_conf` adds or overrides settings.
 
     `app_args` are those of `streamshift_engine.spark.cli`, whose `--master` must be empty so
     the session takes the master spark-submit sets."""
@@ -52,11 +59,14 @@ def submit_command(
         "spark.kubernetes.container.image": image,
         "spark.kubernetes.authenticate.driver.serviceAccountName": SERVICE_ACCOUNT,
         "spark.executor.instances": str(executors),
-        "spark.executor.memory": "2g",
-        "spark.driver.memory": "2g",
+        "spark.executor.memory": memory,
+        "spark.driver.memory": memory,
+        "spark.kubernetes.driver.request.cores": CPU_REQUEST,
+        "spark.kubernetes.executor.request.cores": CPU_REQUEST,
         "spark.jars": image_jars(jar_names),
         "spark.kubernetes.driverEnv.PYSPARK_PYTHON": "python3",
         "spark.kubernetes.submission.waitAppCompletion": "false",
+        **(extra_conf or {}),
     }
     command = [spark_submit, "--master", f"k8s://{api_server}", "--deploy-mode", "cluster"]
     command += ["--name", name]
@@ -92,14 +102,16 @@ def spark_application(
             "restartPolicy": {"type": "Never"},
             "driver": {
                 "cores": 1,
-                "memory": "2g",
+                "coreRequest": CPU_REQUEST,
+                "memory": MEMORY,
                 "serviceAccount": SERVICE_ACCOUNT,
                 "labels": dict(labels),
             },
             "executor": {
                 "cores": 1,
+                "coreRequest": CPU_REQUEST,
                 "instances": executors,
-                "memory": "2g",
+                "memory": MEMORY,
                 "labels": dict(labels),
             },
         },

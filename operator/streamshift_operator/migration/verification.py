@@ -12,9 +12,11 @@ Windows still open at the hand-off close after the verification starts. `touched
 targets' watermark when it starts (after the hand-off): every window the migration touched
 starts at or below it, so ends at or below `touched_to` plus the longest window seen in the
 output. The verification waits, up to `WAIT_S`, until the committed watermark passes that
-point, or the workers' commits reach the end of the input (then no more windows close: those
-still open have no result in the reference either). A comparison that cannot reach that point
-is not exact and says so. Blocking: run it in a thread.
+point, or the workers' commits reach the end of the input and that end stays put for
+`STOPPED_S` (the input has stopped: no more windows close, and those still open have no result
+in the reference either; a live input the workers keep up with is at its end only for
+moments). A comparison that cannot reach that point is not exact and says so. Blocking: run it
+in a thread.
 """
 
 import time
@@ -32,9 +34,9 @@ from streamshift_operator.models.streamquery import StreamQuerySpec
 from streamshift_operator.resources.pods import QueryIdentity
 
 TIMEOUT_S = 30.0
-QUIET_S = 3.0  # an open transaction holds read_committed readers below its start
 WAIT_S = 60.0  # for the windows open at the hand-off to close in the committed output
-POLL_S = 1.0
+POLL_S = 0.5
+STOPPED_S = 3.0  # commits at an input's end that has not moved for this long: it has stopped
 
 
 def _consumer(bootstrap: str, committed: bool, group: str | None = None) -> Consumer:
@@ -49,25 +51,28 @@ def _consumer(bootstrap: str, committed: bool, group: str | None = None) -> Cons
 
 
 def read_all(bootstrap: str, topic: str, committed: bool) -> dict[int, list[tuple[int, bytes]]]:
-    """Every record of `topic` up to its end now, per partition: (offset, value)."""
+    """Every record of `topic` up to its end now, per partition: (offset, value).
+
+    Read `read_committed`, a partition's end is its last stable offset: the first record of a
+    transaction still open, which the read neither returns nor waits for. A partition that
+    holds no record is not read: its position would stay unset, never reaching its end."""
     consumer = _consumer(bootstrap, committed)
     try:
         partitions = consumer.list_topics(topic, timeout=TIMEOUT_S).topics[topic].partitions
-        ends = {
-            p: consumer.get_watermark_offsets(TopicPartition(topic, p), TIMEOUT_S)[1]
+        bounds = {
+            p: consumer.get_watermark_offsets(TopicPartition(topic, p), TIMEOUT_S)
             for p in partitions
         }
-        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+        ends = {p: high for p, (low, high) in bounds.items() if high > low}
         records: dict[int, list[tuple[int, bytes]]] = {p: [] for p in partitions}
+        consumer.assign([TopicPartition(topic, p, bounds[p][0]) for p in ends])
         deadline = time.monotonic() + TIMEOUT_S
-        quiet = time.monotonic() + QUIET_S
-        while time.monotonic() < min(deadline, quiet):
-            for message in consumer.consume(10_000, 0.5):
-                quiet = time.monotonic() + QUIET_S
+        while ends and time.monotonic() < deadline:
+            for message in consumer.consume(10_000, 0.1):
                 value, partition, offset = message.value(), message.partition(), message.offset()
                 if message.error() is None and None not in (value, partition, offset):
                     records[int(partition or 0)].append((int(offset or 0), bytes(value or b"")))
-            positions = consumer.position([TopicPartition(topic, p) for p in partitions])
+            positions = consumer.position([TopicPartition(topic, p) for p in ends])
             if all(tp.offset >= ends[tp.partition] for tp in positions):
                 break
         return records
@@ -80,10 +85,12 @@ def group_of(query: QueryIdentity) -> str:
     return f"streamshift.{query.namespace}.{query.name}"
 
 
-def committed_watermark(spec: StreamQuerySpec, group: str) -> tuple[int | None, bool]:
+def committed_watermark(
+    spec: StreamQuerySpec, group: str
+) -> tuple[int | None, tuple[int, ...] | None]:
     """The smallest watermark committed with the output over every source partition (None
-    while one has no commit with a watermark), and whether the commits reach the end of every
-    source partition (the input has stopped, so no further window will close)."""
+    while one has no commit with a watermark), and, when the commits reach the end of every
+    source partition, those ends (else None)."""
     wanted = [
         TopicPartition(source.topic, p) for source in spec.sources for p in range(source.partitions)
     ]
@@ -97,10 +104,10 @@ def committed_watermark(spec: StreamQuerySpec, group: str) -> tuple[int | None, 
     for tp in found:
         _, _, mark = (tp.metadata or "").partition(":")
         if tp.error is not None or tp.offset < 0 or not mark.lstrip("-").isdigit():
-            return None, False
+            return None, None
         marks.append(int(mark))
     at_end = all(tp.offset >= end for tp, end in zip(found, ends, strict=True))
-    return min(marks, default=None), at_end
+    return min(marks, default=None), tuple(ends) if at_end else None
 
 
 def output_records(spec: StreamQuerySpec) -> list[dict[str, Any]]:
@@ -127,10 +134,15 @@ def verify(
     plan = plan_of(plan_doc)
     need = touched_to + window_length(output_records(spec))
     deadline = time.monotonic() + wait_s
+    ends_seen: tuple[int, ...] | None = None
+    since = time.monotonic()
     while True:
         while time.monotonic() < deadline:
-            mark, at_end = committed_watermark(spec, group)
-            if at_end or (mark is not None and mark >= need):
+            mark, ends = committed_watermark(spec, group)
+            if ends != ends_seen:
+                ends_seen, since = ends, time.monotonic()
+            stopped = ends is not None and time.monotonic() - since >= STOPPED_S
+            if stopped or (mark is not None and mark >= need):
                 break
             time.sleep(POLL_S)
         result, bound, need = _compare_once(spec, plan, group, need, touched_to)
