@@ -6,37 +6,14 @@ log) and the third said Deploying and Degraded=False while the workers crash-loo
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
-from operator_stack import SQ, Cluster, Stack, operator, read_stack, stream_query, wait_for
+from operator_stack import SQ, Cluster, Stack, operator, stream_query, wait_for
 
 pytestmark = pytest.mark.stack
-
-
-@pytest.fixture(scope="module")
-def stack() -> Stack:
-    return read_stack()
-
-
-@pytest.fixture(scope="module")
-def cluster(stack: Stack) -> Cluster:
-    found = Cluster(stack.kubeconfig)
-    found.install_crds()
-    return found
-
-
-@pytest.fixture
-def namespace(cluster: Cluster, stack: Stack) -> Iterator[str]:
-    name = f"op-{uuid.uuid4().hex[:8]}"
-    cluster.core.create_namespace({"metadata": {"name": name}})
-    cluster.secrets(name, stack)
-    yield name
-    cluster.core.delete_namespace(name)
 
 
 def condition(cluster: Cluster, namespace: str, name: str, kind: str) -> dict[str, Any] | None:

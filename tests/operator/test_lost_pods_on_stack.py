@@ -6,14 +6,10 @@ the query's output exact afterwards."""
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
 import pytest
-from call_report import failure
-from failure_dump import dump
 from operator_stack import (
     MIG,
     PARTITIONS,
@@ -24,7 +20,6 @@ from operator_stack import (
     nexmark,
     operator,
     produce_inputs,
-    read_stack,
     stream_query,
 )
 from support.kafka import read_committed
@@ -33,33 +28,6 @@ from support.waiting import wait_for
 
 pytestmark = pytest.mark.stack
 DETECTION_GOAL_S = 10.0
-
-
-@pytest.fixture(scope="module")
-def stack() -> Stack:
-    return read_stack()
-
-
-@pytest.fixture(scope="module")
-def cluster(stack: Stack) -> Cluster:
-    found = Cluster(stack.kubeconfig)
-    found.install_crds()
-    return found
-
-
-@pytest.fixture
-def namespace(
-    cluster: Cluster, stack: Stack, request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
-) -> Iterator[str]:
-    name = f"op-{uuid.uuid4().hex[:8]}"
-    cluster.core.create_namespace({"metadata": {"name": name}})
-    cluster.secrets(name, stack)
-    yield name
-    failed = failure(request)
-    if failed is not None:
-        path = dump(cluster, stack, name, request.node.nodeid, failed, caplog.text)
-        print(f"failure evidence: {path}")
-    cluster.core.delete_namespace(name)
 
 
 def running(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | None:

@@ -23,25 +23,12 @@ from operator_stack import (
     Stack,
     migration,
     operator,
-    read_stack,
     stream_query,
     wait_for,
 )
 
 pytestmark = pytest.mark.stack
 HOLD = "streamshift.io/test-hold"  # a finalizer of the test's own: keeps a query in deletion
-
-
-@pytest.fixture(scope="module")
-def stack() -> Stack:
-    return read_stack()
-
-
-@pytest.fixture(scope="module")
-def cluster(stack: Stack) -> Cluster:
-    found = Cluster(stack.kubeconfig)
-    found.install_crds()
-    return found
 
 
 @pytest.fixture
