@@ -9,9 +9,7 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +18,8 @@ from kubernetes import client
 from kubernetes import config as kube_config
 from kubernetes.client.exceptions import ApiException
 from minio import Minio
+from streamshift_dev.stack_driver import Stack
+from streamshift_dev.workers import stack_env_path
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.nexmark.generator import generate
@@ -33,29 +33,12 @@ TOKEN = "operator-test-token"
 PARTITIONS = 4
 
 
-@dataclass(frozen=True)
-class Stack:
-    kafka: str
-    s3_endpoint: str
-    s3_access_key: str
-    s3_secret_key: str
-    kubeconfig: str
-
-
 def read_stack() -> Stack:
-    cache = Path(os.environ.get("STREAMSHIFT_CACHE", Path.home() / ".cache" / "streamshift"))
-    path = cache / "run" / "stack.env"
+    """The running local stack's endpoints; the test fails saying how to start it if none runs."""
+    path = stack_env_path()
     if not path.exists():
         pytest.fail(f"{path} not found: the local stack is not running; start it with `make up`")
-    pairs = (line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
-    env = {k.strip(): v.strip() for k, v in pairs if not k.startswith("#")}
-    return Stack(
-        env["KAFKA_BOOTSTRAP"],
-        env["S3_ENDPOINT"],
-        env["S3_ACCESS_KEY"],
-        env["S3_SECRET_KEY"],
-        env["KUBECONFIG"],
-    )
+    return Stack.running()
 
 
 class Cluster:
