@@ -1,6 +1,6 @@
 """A pod's CPU limit as cgroup files: quantities to quotas, where the groups go, when a pod gets
 none. On a directory standing in for /sys/fs/cgroup (the kernel's own groups:
-tests/stack/test_cpu_limits.py)."""
+tests/stack/test_cpu_limits_stack.py)."""
 
 from __future__ import annotations
 
