@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from prometheus_client.parser import text_string_to_metric_families
 from streamshift_dev import workers
 from streamshift_dev.workers import Services as Services
 from streamshift_dev.workers import free_port as free_port
@@ -90,15 +91,19 @@ def wait_ready(env: dict[str, str], process: subprocess.Popen[bytes], timeout: f
         raise AssertionError(str(error)) from None
 
 
-def metric(env: dict[str, str], sample: str) -> float:
-    """The value of one sample (name with labels) on a worker's /metrics page."""
+def metric(env: dict[str, str], sample: str, **labels: str) -> float:
+    """The value of one sample on a worker's /metrics page: its name and its own `labels`; every
+    sample must also name the worker's query and instance (the identity labels)."""
     url = f"http://127.0.0.1:{env['STREAMSHIFT_CONTROL_PORT']}/metrics"
+    identity = {"query": env["STREAMSHIFT_QUERY"], "instance": env["STREAMSHIFT_INSTANCE"]}
     with urllib.request.urlopen(url, timeout=10) as response:
-        for line in response.read().decode().splitlines():
-            name, _, value = line.rpartition(" ")
-            if name == sample:
-                return float(value)
-    raise AssertionError(f"{sample} not on /metrics")
+        families = text_string_to_metric_families(response.read().decode())
+    for family in families:
+        for found in family.samples:
+            assert found.labels.items() >= identity.items(), found
+            if found.name == sample and found.labels.items() >= labels.items():
+                return float(found.value)
+    raise AssertionError(f"{sample} {labels} not on /metrics")
 
 
 def wait_status(env: dict[str, str], ok: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:

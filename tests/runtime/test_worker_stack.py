@@ -48,7 +48,7 @@ def test_worker_output_equals_the_in_process_engine(
     assert body["offsets"] and body["watermark"] is not None
     assert metric(env, "streamshift_events_in_total") == body["counts"]["events_in"]
     assert metric(env, "streamshift_results_out_total") == len(expected)
-    assert metric(env, 'streamshift_migration_phase{phase="running"}') == 1.0
+    assert metric(env, "streamshift_migration_phase", phase="running") == 1.0
     assert metric(env, "streamshift_latency_seconds_count") > 0
     load = body["load"]  # the autoscaler's inputs: busy time excludes waiting for input
     assert load["busy_seconds"] > 0 and load["processed"] > 0

@@ -94,6 +94,16 @@ class WorkerConfig:
     hold: bool = False
 
     @property
+    def identity(self) -> dict[str, str]:
+        """The labels of this worker's metrics: which query, instance and pod they measure."""
+        return {
+            "namespace": self.namespace,
+            "query": self.query,
+            "instance": str(self.instance),
+            "pod": self.pod_name,
+        }
+
+    @property
     def writer(self) -> str:
         """This worker's identity in transactional ids and snapshot names."""
         return f"{self.namespace}.{self.query}.e{self.epoch}.i{self.instance}"

@@ -1,21 +1,45 @@
-"""Prometheus metrics of one worker (a registry of its own) and structured JSON logs."""
+"""Prometheus metrics of one worker (a registry of its own) and structured JSON logs.
+
+Every sample carries the worker's identity (`namespace`, `query`, `instance`, `pod`) as labels,
+so a dashboard or alert can sum or split by query without relabelling rules in the scraper."""
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable, Mapping
 
 import orjson
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
+from prometheus_client.samples import Sample
+
+
+class Labelled(Collector):
+    """The metrics of `inner` with `labels` added to every sample."""
+
+    def __init__(self, inner: CollectorRegistry, labels: Mapping[str, str]) -> None:
+        self.inner = inner
+        self.labels = dict(labels)
+
+    def collect(self) -> Iterable[Metric]:
+        for metric in self.inner.collect():
+            metric.samples = [
+                Sample(s.name, {**self.labels, **s.labels}, s.value, s.timestamp, s.exemplar)
+                for s in metric.samples
+            ]
+            yield metric
 
 
 class Metrics:
     """Events in and out, latency, busy time, lag, state and snapshot sizes, migration phase,
-    and the load the autoscaler reads (`load`)."""
+    and the load the autoscaler reads (`load`); `identity` labels every sample."""
 
-    def __init__(self) -> None:
+    def __init__(self, identity: Mapping[str, str] | None = None) -> None:
+        r = CollectorRegistry(auto_describe=True)
         self.registry = CollectorRegistry()
-        r = self.registry
+        self.registry.register(Labelled(r, identity or {}))
         self.events_in = Counter("streamshift_events_in", "Input events consumed", registry=r)
         self.results_out = Counter("streamshift_results_out", "Results committed", registry=r)
         self.dead_letters = Counter("streamshift_dead_letters", "Dead letters sent", registry=r)

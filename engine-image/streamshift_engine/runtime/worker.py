@@ -52,7 +52,7 @@ def main() -> int:
         return 2
     _arenas.keep(config.arena_cache_bytes)
     try:
-        worker = Worker(config, Metrics())
+        worker = Worker(config, Metrics(config.identity))
     except Exception:  # its Kafka clients could not start (brokers away past the retries)
         log.exception("worker could not start; exiting, the pod restarts it")
         return 1
