@@ -7,7 +7,9 @@ thread with the worker's roles by migration and its port (`RoleAction`): every p
 actions are its roles' (`migration.*_roles`), the same roles the in-process checks run.
 Moving-state's target pulls the origin's state over HTTP, so those actions are asynchronous and
 served by its own handler (`moving_state_api`, calling the same role methods), registered here
-with the names it takes (`HANDLERS`).
+with the names it takes (`HANDLERS`). A protocol may also register a follow-up (`FOLLOW_UPS`)
+told of each of its actions once answered: parallel-track's target follows its origin from
+`begin` on (`track_follow`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from aiohttp import web
 
 from streamshift_engine.migration import parallel_track_roles, state_moving_roles, unimico_roles
 from streamshift_engine.migration.role import Role, RoleAction
-from streamshift_engine.runtime import moving_state_api
+from streamshift_engine.runtime import moving_state_api, track_follow
 from streamshift_engine.runtime.loop import Worker
 
 OnWorker = Callable[[Callable[[Worker], Any]], Awaitable[Any]]
@@ -35,9 +37,19 @@ class AsyncRoles(Protocol):
     ) -> web.StreamResponse: ...
 
 
+class FollowUp(Protocol):
+    """Work a protocol starts after one of its actions was answered (made once per control API
+    with the token and a way to run a call on the worker thread), ended when the API closes."""
+
+    def after(self, migration: str, action: str, body: dict[str, Any]) -> None: ...
+
+    async def close(self) -> None: ...
+
+
 REGISTRY: dict[str, dict[str, RoleAction]] = {}
 ASYNC: dict[str, frozenset[str]] = {}
 HANDLERS: dict[str, Callable[[Worker, str, OnWorker], AsyncRoles]] = {}
+FOLLOW_UPS: dict[str, Callable[[str, OnWorker], FollowUp]] = {}
 
 
 def register(
@@ -45,12 +57,16 @@ def register(
     actions: Mapping[str, RoleAction],
     asynchronous: frozenset[str] = frozenset(),
     handler: Callable[[Worker, str, OnWorker], AsyncRoles] | None = None,
+    follow_up: Callable[[str, OnWorker], FollowUp] | None = None,
 ) -> None:
-    """Make `actions` `protocol`'s, and the names in `asynchronous` its `handler`'s."""
+    """Make `actions` `protocol`'s, the names in `asynchronous` its `handler`'s, and tell its
+    `follow_up` of each action answered."""
     REGISTRY[protocol] = dict(actions)
     ASYNC[protocol] = asynchronous
     if handler is not None:
         HANDLERS[protocol] = handler
+    if follow_up is not None:
+        FOLLOW_UPS[protocol] = follow_up
 
 
 def protocol_of(
@@ -76,7 +92,7 @@ def lookup(protocol: str, action: str) -> RoleAction | None:
 
 
 register("unimico", unimico_roles.ACTIONS)
-register("parallel-track", parallel_track_roles.ACTIONS)
+register("parallel-track", parallel_track_roles.ACTIONS, follow_up=track_follow.Follower)
 for _protocol, _actions in state_moving_roles.ACTIONS.items():
     register(
         _protocol,

@@ -29,14 +29,13 @@ from streamshift_engine.runtime.commit_watch import CommitWatch
 from streamshift_engine.runtime.loop import Command, Worker
 from streamshift_engine.runtime.manifest import Manifest
 from streamshift_engine.runtime.snapshots import SnapshotFailed
-from streamshift_engine.runtime.track_follow import Follower
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 WORKER = web.AppKey("worker", Worker)
 DONE: web.AppKey[dict[tuple[str, str], Any]] = web.AppKey("done")
 PROBLEM: web.AppKey[Callable[[], str | None]] = web.AppKey("problem")
 ASYNC_ROLES: web.AppKey[dict[str, actions.AsyncRoles]] = web.AppKey("async_roles")
-FOLLOWER = web.AppKey("follower", Follower)
+FOLLOW_UPS: web.AppKey[dict[str, actions.FollowUp]] = web.AppKey("follow_ups")
 COMMITS = web.AppKey("commits", CommitWatch)
 Number = TypeVar("Number", int, float)
 STATUS_WAIT_S = 10.0  # a status the worker thread has not answered by then is a 503
@@ -58,10 +57,13 @@ def build_app(
         protocol: make(worker, token, lambda action: call(worker, action))
         for protocol, make in actions.HANDLERS.items()
     }
-    app[FOLLOWER] = Follower(token, lambda action: call(worker, action))
+    app[FOLLOW_UPS] = {
+        protocol: make(token, lambda action: call(worker, action))
+        for protocol, make in actions.FOLLOW_UPS.items()
+    }
     app[COMMITS] = CommitWatch(worker)
     app.on_startup.append(app[COMMITS].attach)
-    app.on_cleanup.append(app[FOLLOWER].close)
+    app.on_cleanup.append(_close_follow_ups)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/readyz", _readyz)
     app.router.add_get("/metrics", _metrics)
@@ -69,6 +71,11 @@ def build_app(
     app.router.add_post("/v1/snapshot", _snapshot)
     app.router.add_post("/v1/migrations/{migration}/{action}", _migration)
     return app
+
+
+async def _close_follow_ups(app: web.Application) -> None:
+    for follow_up in app[FOLLOW_UPS].values():
+        await follow_up.close()
 
 
 def _auth(token: str) -> Any:
@@ -180,9 +187,9 @@ async def _migration(request: web.Request) -> web.StreamResponse:
     if action == "begin" and body.get("role", "target") != "target":
         return web.json_response({"error": "only role 'target' begins by adopting"}, status=409)
     result = await call(worker, lambda w: run(w.roles, w.port, migration, body))
-    follow = body.get("origin")
-    if action == "begin" and protocol == "parallel-track" and follow:
-        request.app[FOLLOWER].start(migration, str(follow), int(body["split"]))
+    follow_up = request.app[FOLLOW_UPS].get(protocol)
+    if follow_up is not None:
+        follow_up.after(migration, action, body)
     if not result.get("again"):
         done[(migration, action)] = result
     return web.json_response(result)

@@ -44,12 +44,17 @@ class Follower:
         self.run = run
         self.tasks: dict[str, asyncio.Task[None]] = {}
 
-    def start(self, migration: str, origin: str, split: int) -> None:
-        """Follow the origin at control address `origin` (once per migration)."""
-        if migration not in self.tasks:
-            self.tasks[migration] = asyncio.ensure_future(self._follow(migration, origin, split))
+    def after(self, migration: str, action: str, body: dict[str, Any]) -> None:
+        """A target begun with its origin's control address (`origin`) follows it from the
+        split on (once per migration)."""
+        origin = body.get("origin")
+        if action == "begin" and origin and migration not in self.tasks:
+            split = int(body["split"])
+            self.tasks[migration] = asyncio.ensure_future(
+                self._follow(migration, str(origin), split)
+            )
 
-    async def close(self, _app: object = None) -> None:
+    async def close(self) -> None:
         """Stop following (the control API shuts down)."""
         for task in self.tasks.values():
             task.cancel()
