@@ -131,11 +131,14 @@ class RuntimeCase:
         return f"{self.family} {how} over {self.partitions} partitions"
 
 
-def draw(protocol: str, seed: int) -> RuntimeCase:
-    """Case `seed` of `protocol`."""
+def draw(protocol: str, seed: int, family: str | None = None) -> RuntimeCase:
+    """Case `seed` of `protocol` (of `family` when one is named: no plan change then)."""
     chooser = random.Random(f"runtime/{protocol}/{seed}")
-    family = chooser.choice(FAMILIES)
+    drawn = chooser.choice(FAMILIES)
+    family = family or drawn
     parallelism, target = chooser.choice(MIGRATIONS)
+    if family != drawn and "plan" in target:
+        parallelism, target = 2, {"moveInstances": [0, 1]}
     partitions = 4 if target.get("parallelism") == 4 else chooser.choice([2, 4])
     new_plan = None
     if "plan" in target:
@@ -154,16 +157,21 @@ def draw(protocol: str, seed: int) -> RuntimeCase:
 
 
 def accepted(
-    protocol: str, count: int, seeds: Iterable[int] | None = None, max_draws: int = 10
+    protocol: str,
+    count: int,
+    seeds: Iterable[int] | None = None,
+    max_draws: int = 10,
+    family: str | None = None,
 ) -> tuple[list[RuntimeCase], Counter[str]]:
     """The first `count` cases of `protocol` the operator accepts (drawing at most `max_draws`
-    per case), or those among `seeds`; and the refusals met, by reason (numbers as N)."""
+    per case; of `family` when one is named), or those among `seeds`; and the refusals met, by
+    reason (numbers as N)."""
     found: list[RuntimeCase] = []
     refusals: Counter[str] = Counter()
     for seed in range(count * max_draws) if seeds is None else seeds:
         if seeds is None and len(found) == count:
             break
-        case = draw(protocol, seed)
+        case = draw(protocol, seed, family)
         reason = refusal(case)
         if reason is None:
             found.append(case)

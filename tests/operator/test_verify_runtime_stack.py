@@ -1,8 +1,11 @@
 """CI's sample of `make verify-runtime`: one random migration per protocol carried out by real
 worker pods, driven by the operator process, with out-of-order and late input; the output
 topic read `read_committed` and the dead-letter topic equal the in-process reference. The five
-cases run at once (as the bench runs them) to keep the test short. And the comparison itself:
-it names what is missing, extra, differing or duplicated, and dead letters either way."""
+cases run at once (as the bench runs them) to keep the test short. Then Nexmark q7 with late
+input moved by each protocol and by `auto`, with `verify: true`: each Succeeded and verified
+exact (none is refused: q7 moves by every protocol), its late events dead letters exactly as
+without migration. And the comparison itself: it names what is missing, extra, differing or
+duplicated, and dead letters either way."""
 
 from __future__ import annotations
 
@@ -23,6 +26,9 @@ from streamshift_dev.runtime_run import (
 )
 from streamshift_dev.stack_driver import Kube, OperatorProcess, Stack, ensure_bucket
 
+LOGS = Path(tempfile.gettempdir())
+"""Where each run's operator log goes (`verify-runtime-<run>-operator.log`)."""
+
 
 def _run(case: RuntimeCase, stack: Stack, run: str) -> Observed:
     namespace = f"vrt-{run}-{case.protocol[:2]}{case.seed}"
@@ -33,26 +39,41 @@ def _run(case: RuntimeCase, stack: Stack, run: str) -> Observed:
         clean_up(kube, stack, namespace)
 
 
-@pytest.mark.stack
-def test_one_migration_per_protocol_on_real_workers_is_exact() -> None:
+def _run_all(cases: list[RuntimeCase]) -> list[Observed]:
+    """The cases at once, under one operator process."""
     stack = Stack.running()
     Kube(stack).install_crds()
     ensure_bucket(stack)
-    cases = [accepted(protocol, 1)[0][0] for protocol in PROTOCOLS]
     run = f"ci{time.time_ns() % 10**6}"
-    log = Path(tempfile.gettempdir()) / f"verify-runtime-{run}-operator.log"
+    log = LOGS / f"verify-runtime-{run}-operator.log"
     operator = OperatorProcess(stack, f"vrt-{run}-*", log)
     try:
         with ThreadPoolExecutor(len(cases)) as pool:
             outcomes = list(pool.map(lambda c: _run(c, stack, run), cases))
     finally:
         operator.stop()
-    for case, observed in zip(cases, outcomes, strict=True):
-        where = f"{case.protocol} seed {case.seed} ({case.describe()}; operator log {log})"
+    return outcomes
+
+
+@pytest.mark.stack
+def test_one_migration_per_protocol_on_real_workers_is_exact() -> None:
+    cases = [accepted(protocol, 1)[0][0] for protocol in PROTOCOLS]
+    for case, observed in zip(cases, _run_all(cases), strict=True):
+        where = f"{case.protocol} seed {case.seed} ({case.describe()}; operator log: {LOGS})"
         assert observed.problems == [], where
         assert observed.phase == "Succeeded", where
         assert observed.verified is True, where
         assert observed.results > 0, where  # the reference has results to compare
+
+
+@pytest.mark.stack
+def test_q7_with_late_input_moves_exactly_by_each_protocol_and_auto() -> None:
+    cases = [accepted(p, 1, family="nexmark-q7")[0][0] for p in (*PROTOCOLS, "auto")]
+    for case, observed in zip(cases, _run_all(cases), strict=True):
+        where = f"{case.protocol} seed {case.seed} ({case.describe()})"
+        assert observed.problems == [], where
+        assert (observed.phase, observed.verified) == ("Succeeded", True), where
+        assert observed.results > 0 and observed.dead_letters > 0, where
 
 
 def test_the_comparison_names_each_kind_of_difference() -> None:
