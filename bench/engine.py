@@ -5,7 +5,8 @@ seed streams `S` and `T`) is generated and encoded in the wire format first (JSO
 per event; columnar: one Arrow IPC record per partition and poll, a poll being about `--batch`
 records of the query's inputs); the timed loop decodes each poll partition by partition as the
 worker does (only the fields the plan reads, `runtime.projection`), feeds an engine `Instance`
-(merge order, watermark and `runner.WORKER_HOLD` as in a worker; late records go to its dead
+(merge order and watermark as in a worker, or with `--hold` the `runner.MINI_BATCH` hold that
+workers do not use yet; late records go to its dead
 letters), polls it and encodes the results in the same format
 (JSON: one record per result, as one Arrow binary array, the buffer a producer sends from;
 building a Python `bytes` per result, as the Kafka sink does for its client, is not counted).
@@ -74,6 +75,8 @@ from streamshift_engine.runtime.projection import input_schemas, projected
 from streamshift_engine.spark.seed_streams import STREAMS, SeedStreamConfig, seed_streams
 
 SEED = 2024
+HOLD_ENV = "STREAMSHIFT_BENCH_HOLD"
+"""Set by `--hold` for the processes that measure."""
 CONFIG = GeneratorConfig()
 DISORDER_MS = 100
 """Disordered input: events arrive shuffled within groups spanning this much event time (the
@@ -283,12 +286,15 @@ def disorder_supported() -> bool:
 
 
 def worker_options() -> dict[str, Any]:
-    """The `Instance` options a worker passes (none for an engine that had none: `--against`)."""
+    """The `Instance` options: none, as a worker runs it; the mini-batch hold with `--hold`
+    (none for an engine that has none: `--against`)."""
+    if os.environ.get(HOLD_ENV) != "1":
+        return {}
     try:
-        from streamshift_engine.runner import WORKER_HOLD
+        from streamshift_engine.runner import MINI_BATCH
     except ImportError:
         return {}
-    return {"hold": WORKER_HOLD}
+    return {"hold": MINI_BATCH}
 
 
 def by_partition(batch: Batch) -> Iterator[tuple[int, Batch]]:
@@ -421,6 +427,11 @@ def main() -> None:
     parser.add_argument("--memory-events", type=int, default=10_000_000, help="0: no memory runs")
     parser.add_argument("--repeat", type=int, default=3, help="runs per query, the best kept")
     parser.add_argument("--quick", action="store_true", help="200K events, 1M for memory")
+    parser.add_argument(
+        "--hold",
+        action="store_true",
+        help="run the pipeline in mini-batches (runner.MINI_BATCH), which workers do not use yet",
+    )
     parser.add_argument("--queries", default=",".join(QUERIES))
     parser.add_argument(
         "--against",
@@ -449,6 +460,8 @@ def main() -> None:
     parser.add_argument("--memory-of", help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    if args.hold:
+        os.environ[HOLD_ENV] = "1"  # the measuring processes are children: they inherit it
     if args.memory_of:
         peak_memory(args.memory_of, args.events, args.batch)
         return

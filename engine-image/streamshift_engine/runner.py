@@ -24,7 +24,7 @@ of the minimum (all idle: the watermark holds). A partition stops being idle wit
 record, and its floor becomes the watermark already used: its records below it are late (they go
 to the dead letters as any late record), so windows that fired are never fed again.
 
-With a `Hold` (`WORKER_HOLD` in a worker), `poll` runs the pipeline only once `Hold.records`
+With a `Hold` (`MINI_BATCH`, for example), `poll` runs the pipeline only once `Hold.records`
 records were fed since its last run or `Hold.seconds` of `clock` passed, as Flink SQL's
 mini-batch (`table.exec.mini-batch.size` and `allow-latency`): a poll that holds changes nothing,
 so the records fed meanwhile reach the pipeline in one release, as if the input had come in
@@ -78,8 +78,11 @@ class Hold:
     seconds: float
 
 
-WORKER_HOLD = Hold(records=32_768, seconds=0.1)
-"""A worker's: its polls bring about 5,000 records; the pipeline runs at least every 100 ms."""
+MINI_BATCH = Hold(records=32_768, seconds=0.1)
+"""About six of a worker's polls (5,000 records each), the pipeline run at least every 100 ms.
+Workers do not hold yet: the migration protocols' roles read the instance's output and watermark
+as of each poll, and a held poll moves neither (with it, a worker's UniMiCo move under flowing
+input lost results: tests/runtime/test_migrations_stack.py)."""
 
 
 @dataclass(frozen=True, slots=True)

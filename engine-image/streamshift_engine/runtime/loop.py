@@ -31,7 +31,7 @@ from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter
 from streamshift_engine.migration.role import Role
-from streamshift_engine.runner import WORKER_HOLD, Instance
+from streamshift_engine.runner import Instance
 from streamshift_engine.runtime import recovery
 from streamshift_engine.runtime.config import WorkerConfig
 from streamshift_engine.runtime.load import Load, kafka_records
@@ -66,7 +66,7 @@ class Worker:
         self.store = SnapshotStore(config.s3)
         self.source = KafkaSource(config)
         self.sink = KafkaSink(config)
-        self.instance = Instance(config.plan, set(), hold=WORKER_HOLD)
+        self.instance = Instance(config.plan, set())
         self.consumed: dict[Position, int] = {}
         self.limit: dict[Position, int] = {}
         self.emitted_below: dict[int, int | None] = {}
