@@ -125,6 +125,11 @@ def check_rescale(
     return status
 
 
+def outcome(status: dict[str, Any]) -> str:
+    check = status["verification"]
+    return f"{status['phase']} by {status['protocol']}, verification {check['message']}"
+
+
 def test_a_step_load_is_scaled_up_and_back_down_each_rescale_verified_exact(
     cluster: Cluster, namespace: str, stack: Stack
 ) -> None:
@@ -154,13 +159,13 @@ def test_a_step_load_is_scaled_up_and_back_down_each_rescale_verified_exact(
             up = wait_for("a scale-up", lambda: nth_migration(cluster, namespace, 0), 90)
             mark(f"created {up['metadata']['name']}: {up['metadata']['annotations']}")
             up_status = check_rescale(cluster, namespace, up, 2)
-            mark(f"{up['metadata']['name']} {up_status['phase']} {up_status['verification']}")
+            mark(f"{up['metadata']['name']}: {outcome(up_status)}")
             load.rate = LOW_RATE
             mark("step down")
             down = wait_for("a scale-down", lambda: nth_migration(cluster, namespace, 1), 120)
             mark(f"created {down['metadata']['name']}: {down['metadata']['annotations']}")
             down_status = check_rescale(cluster, namespace, down, 1)
-            mark(f"{down['metadata']['name']} {down_status['phase']}")
+            mark(f"{down['metadata']['name']}: {outcome(down_status)}")
         finally:
             load.stop.set()
             feeder.join(60)
