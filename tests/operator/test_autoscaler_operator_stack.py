@@ -54,8 +54,10 @@ RESOURCES = {
     "requests": {"cpu": "100m", "memory": "256Mi"},
     "limits": {"cpu": "200m", "memory": "1Gi"},
 }
-LOW_RATE = 300
-"""Events per second before and after the step: well under one worker's target."""
+LOW_RATE = 100
+"""Events per second before and after the step: under half of one worker's target even at the
+true rate a worker shows under a light load (about 10,000 records per busy second: fixed costs
+per poll weigh more), so the scale-down fits with the decision's headroom."""
 HIGH_RATE = 10_000
 """Events per second during the step."""
 TICK_S = 0.5
@@ -72,7 +74,7 @@ class StepLoad:
         self.stop = threading.Event()
         self.next_event = 0
         self.config = GeneratorConfig(  # mostly what q8 reads: bids are left out
-            partitions=PARTITIONS, events_per_second=200, bid_proportion=1
+            partitions=PARTITIONS, events_per_second=100, bid_proportion=1
         )
 
     def fed(self) -> dict[str, Batch]:
