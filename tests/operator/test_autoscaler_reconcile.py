@@ -72,7 +72,8 @@ class Load:
         return {f"{topic}:{p}": per_partition for topic, count in topics for p in range(count)}
 
 
-def spec(**autoscaler: Any) -> StreamQuerySpec:
+def spec(plan: str = "nexmark-q2", **autoscaler: Any) -> StreamQuerySpec:
+    """A keyed plan (q2: it can run on several instances) unless `plan` says otherwise."""
     settings = {
         "enabled": True,
         "metricWindowSeconds": 10,
@@ -81,7 +82,8 @@ def spec(**autoscaler: Any) -> StreamQuerySpec:
         "targetUtilization": 0.5,
         **autoscaler,
     }
-    return q5_spec(autoscaler=settings)
+    source = {"name": "bid", "topic": "bids", "partitions": 4}
+    return q5_spec(plan={"builtin": plan}, sources=[source], autoscaler=settings)
 
 
 def status(autoscaler: dict[str, Any] | None = None) -> StreamQueryStatus:
@@ -138,6 +140,7 @@ def test_an_overloaded_query_gets_one_owned_migration_with_its_reason(
         "queryRef": {"name": "q5"},
         "protocol": "auto",
         "target": {"parallelism": 4},
+        "verify": True,
     }
     reason = migration["metadata"]["annotations"][REASON_ANNOTATION]
     assert "input 3000/s" in reason and "need 6 instances" in reason
@@ -155,6 +158,13 @@ def test_an_overloaded_query_gets_one_owned_migration_with_its_reason(
         }
     ]
     assert [r for r, _ in fresh_windows] == ["AutoscalerRescale"]
+
+
+def test_a_global_plan_is_never_scaled_above_one_instance() -> None:
+    kube, load = Recorder(), Load(rate=3000.0, capacity=1000.0)  # would need 6 if keyed
+    passes(kube, load, spec("nexmark-q5", maxParallelism=4, mode="recommend"), 8)
+    assert kube.created == []
+    assert {p["recommendedParallelism"] for p in kube.patches[5:]} == {1}
 
 
 def test_recommend_mode_writes_the_recommendation_and_creates_nothing() -> None:

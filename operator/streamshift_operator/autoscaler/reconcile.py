@@ -35,17 +35,21 @@ from streamshift_operator.models.streamquery import (
     StreamQuerySpec,
     StreamQueryStatus,
 )
+from streamshift_operator.streamquery.plan_check import check_plan
 
 WINDOWS: dict[str, Window] = {}
 """Each query's metric window (by uid), in this operator's memory."""
 EndOffsets = Callable[[str, Iterable[tuple[str, int]]], dict[str, int]]
 
 
-def policy(spec: AutoscalerSpec, partitions: int) -> Policy:
-    """The decision's policy from `spec.autoscaler` (no maximum: the partitions)."""
+def policy(spec: AutoscalerSpec, partitions: int, keyed: bool = True) -> Policy:
+    """The decision's policy from `spec.autoscaler` (no maximum: the partitions). A plan with
+    global (not keyed) state runs on one instance only (`plan_check`): its maximum is 1, so the
+    autoscaler never proposes a Migration the plan check refuses."""
+    most = spec.max_parallelism or partitions
     return Policy(
         min_parallelism=spec.min_parallelism,
-        max_parallelism=spec.max_parallelism or partitions,
+        max_parallelism=most if keyed else 1,
         target_utilization=spec.target_utilization,
         lag_tolerance_seconds=spec.lag_tolerance_seconds,
         stabilization_seconds=spec.stabilization_seconds,
@@ -139,7 +143,9 @@ async def autoscale(
         reason = f"collecting a {settings.metric_window_seconds}s metric window"
         await _wait(kube, query, previous, reason)
         return
-    decision = decide(obs, policy(settings, partitions), pending_of(previous))
+    plan = check_plan(spec).plan
+    keyed = plan is None or plan.keyed  # an invalid plan is the query's condition to report
+    decision = decide(obs, policy(settings, partitions, keyed), pending_of(previous))
     created = None
     if decision.act:
         body = migration_body(query, status.epoch, decision, settings)

@@ -5,7 +5,8 @@ so an operator restart keeps the delay it had waited), and the recent rescaling 
 most `HISTORY`, newest last; a recommend-only decision enters the history when its
 recommendation changes). The Migration is named after the placement's epoch and the chosen
 parallelism, so a retried pass creates it once; it is owned by the query, carries the reason in
-an annotation, and uses the autoscaler's protocol.
+an annotation, uses the autoscaler's protocol, and verifies its output (`spec.verify`): a
+rescale nobody asked for is proven exact, or its Verified condition says what differed.
 """
 
 import math
@@ -129,5 +130,6 @@ def migration_body(
             "queryRef": {"name": name},
             "protocol": spec.protocol.value,
             "target": {"parallelism": decision.parallelism},
+            "verify": True,
         },
     }
