@@ -69,7 +69,8 @@ def test_one_migration_per_protocol_on_real_workers_is_exact() -> None:
 @pytest.mark.stack
 def test_q7_with_late_input_moves_exactly_by_each_protocol_and_auto() -> None:
     cases = [accepted(p, 1, family="nexmark-q7")[0][0] for p in (*PROTOCOLS, "auto")]
-    for case, observed in zip(cases, _run_all(cases), strict=True):
+    outcomes = _run_all(cases[:3]) + _run_all(cases[3:])  # three at a time: six starved a query
+    for case, observed in zip(cases, outcomes, strict=True):
         where = f"{case.protocol} seed {case.seed} ({case.describe()})"
         assert observed.problems == [], where
         assert (observed.phase, observed.verified) == ("Succeeded", True), where
