@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import Any
 
 import pytest
 from operator_stack import (
@@ -16,10 +15,12 @@ from operator_stack import (
     SQ,
     Cluster,
     Stack,
+    finished,
     migration,
     nexmark,
     operator,
     produce_inputs,
+    ready,
     stream_query,
 )
 from support.kafka import read_committed
@@ -28,18 +29,6 @@ from support.waiting import wait_for
 
 pytestmark = pytest.mark.stack
 DETECTION_GOAL_S = 10.0
-
-
-def running(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | None:
-    body = cluster.get(SQ, namespace, name)
-    status = body.get("status") or {}
-    current = status.get("observedGeneration") == body["metadata"]["generation"]
-    return status if current and status.get("phase") == "Running" else None
-
-
-def finished(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | None:
-    status = cluster.status(MIG, namespace, name)
-    return status if status.get("phase") in ("Succeeded", "Failed", "RolledBack") else None
 
 
 def warnings(cluster: Cluster, namespace: str, name: str) -> list[str]:
@@ -61,7 +50,7 @@ def test_a_target_pod_deleted_mid_unimico_rolls_back_within_seconds_with_exact_o
     expected = reference("nexmark-q5", [first, rest], PARTITIONS)
     with operator(namespace, stack):
         cluster.create(SQ, namespace, stream_query("q", "nexmark-q5", namespace, stack))
-        wait_for("q Running", lambda: running(cluster, namespace, "q"), 60)
+        wait_for("q Running", lambda: ready(cluster, namespace, "q"), 60)
         produce_inputs(stack, namespace, first)
         cluster.create(MIG, namespace, migration("move", "q", "unimico", {"moveInstances": [0]}))
         wait_for(
@@ -83,7 +72,7 @@ def test_a_target_pod_deleted_mid_unimico_rolls_back_within_seconds_with_exact_o
         assert rolling["message"].startswith("AwaitingStartTimestamp: target pod q-e1-0 ")
         assert any("target pod q-e1-0" in w for w in warnings(cluster, namespace, "move"))
         produce_inputs(stack, namespace, rest)
-        wait_for("q Running again", lambda: running(cluster, namespace, "q"), 60)
+        wait_for("q Running again", lambda: ready(cluster, namespace, "q"), 60)
         query = cluster.get(SQ, namespace, "q")
         assert query["status"]["epoch"] == 0 and query["spec"]["parallelism"] == 1
         assert read_committed(stack.kafka, f"{namespace}-out", len(expected), 90) == expected

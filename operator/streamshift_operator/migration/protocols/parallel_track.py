@@ -22,7 +22,10 @@ the events an origin read from the target's offsets on are processed by both.
 
 from typing import Any
 
-from streamshift_operator.migration.protocols.unimico import origin_of, role_report
+from streamshift_operator.migration.protocols.unimico import (
+    origin_of,
+    release_done_targets,
+)
 from streamshift_operator.migration.run import Run
 
 
@@ -74,11 +77,4 @@ async def drain_origin(run: Run) -> bool:
     before = run.status.cost.events_processed_twice or 0
     run.learned["state_bytes"] = 0
     run.learned["twice"] = max(before, _read_twice(run, splits))
-    released = 0
-    for pod, parts in run.targets():
-        origin = role_report(run, origin_of(run, parts))
-        if origin.get("done"):
-            at = origin.get("handed_over_at") or {}
-            await run.role(pod, "release-output", None, handed_over_at=at)
-            released += 1
-    return released == len(run.status.target_instances)
+    return await release_done_targets(run)

@@ -69,6 +69,12 @@ async def drain_origin(run: Run) -> bool:
         answer = answers[origin_of(run, parts)]
         split = {k: answer[k] for k in SPLIT if k in answer}
         await run.role(pod, "activate", None, **split)
+    return await release_done_targets(run)
+
+
+async def release_done_targets(run: Run) -> bool:
+    """Release the held output of each target whose origin is done (at the hand-over positions
+    it reports); True once every target's is released."""
     released = 0
     for pod, parts in run.targets():
         origin = role_report(run, origin_of(run, parts))
