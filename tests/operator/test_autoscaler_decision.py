@@ -41,6 +41,7 @@ class Query:
     now: float = 0.0
     last_rescale_at: float | None = None
     pending: PendingScaleDown | None = None
+    loaded: float | None = None
     rescales: list[tuple[float, int, int]] = field(default_factory=list)
     lag_seconds: list[float] = field(default_factory=list)
     decisions: list[tuple[Observation, Decision]] = field(default_factory=list)
@@ -70,9 +71,9 @@ class Query:
             ),
             last_rescale_at=self.last_rescale_at,
         )
-        decision = decide(obs, self.policy, self.pending)
+        decision = decide(obs, self.policy, self.pending, self.loaded)
         self.decisions.append((obs, decision))
-        self.pending = decision.pending
+        self.pending, self.loaded = decision.pending, decision.loaded_rate
         if decision.act:
             self.rescales.append((self.now, p, decision.parallelism))
             self.parallelism = decision.parallelism
@@ -377,3 +378,35 @@ def test_a_load_just_over_the_target_holds_within_the_overload_margin() -> None:
     decision = decide(obs, policy(0.8), None)
     assert (decision.action, decision.parallelism) == (Action.HOLD, 2)
     assert "needs 3 instances" in decision.reason and "5% overload margin" in decision.reason
+
+
+def light(rate: float, per_poll: float, parallelism: int) -> Observation:
+    """`rate` records/s spread over `parallelism` instances, each processing 1M records per
+    busy second plus `per_poll` busy seconds for each of 100 polls a second (fixed costs)."""
+    records = rate * TICK / parallelism
+    busy = records / 1e6 + 100 * TICK * per_poll
+    return Observation(
+        at=1000.0,
+        parallelism=parallelism,
+        partitions=PARTITIONS,
+        input_rate=rate,
+        lag_records=0,
+        lag_seconds=0.0,
+        instances=tuple(InstanceLoad(busy, round(records), TICK) for _ in range(parallelism)),
+    )
+
+
+def test_below_the_target_the_highest_rate_measured_since_a_busy_window_is_used() -> None:
+    # 50 records/s on 2 instances, each poll costing 100 us: busy 1%, 2,500 records per busy
+    # second measured, against 1M when busy: 50/s would need 2 instances at 2.5% target
+    obs, low_target = light(50.0, 1e-4, 2), replace(policy(0.025), scale_down_delay_seconds=0)
+    blind = decide(obs, low_target, None)
+    assert blind.true_rate is not None and blind.true_rate < 3000
+    assert (blind.action, blind.loaded_rate) == (Action.HOLD, blind.true_rate)
+    remembered = decide(obs, low_target, None, loaded_rate=1e6)
+    assert (remembered.action, remembered.parallelism) == (Action.SCALE_DOWN, 1)
+    assert remembered.loaded_rate == 1e6
+    # at or above the target the measured rate is used and remembered, even if lower
+    busy = light(120_000.0, 1e-6, 2)
+    decision = decide(busy, low_target, None, loaded_rate=1e7)
+    assert decision.loaded_rate == decision.true_rate and decision.true_rate < 1e6

@@ -40,6 +40,8 @@ from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQuery
 pytestmark = [pytest.mark.stack, pytest.mark.timeout(180)]
 
 TOKEN = "autoscaler-test-token"
+PLAN = "nexmark-q8"  # keyed: the autoscaler keeps a global plan (q5's top bid) at one instance
+INPUTS = ("person", "auction")
 AUTOSCALER = {
     "enabled": True,
     "minParallelism": 1,
@@ -76,27 +78,28 @@ def test_the_step_scales_a_busy_worker_up_by_an_owned_migration(
     namespace = name = f"as-{uuid.uuid4().hex[:8]}"
     cluster.core.create_namespace({"metadata": {"name": namespace}})
     services = workers.services()
-    workers.create_topics(services, [f"{name}-bid", f"{name}-out", f"{name}-out.dead"], PARTITIONS)
+    topics = [f"{name}-{topic}" for topic in (*INPUTS, "out", "out.dead")]
+    workers.create_topics(services, topics, PARTITIONS)
     env = workers.worker_env(
-        services, name, "nexmark-q5", ["bid"], PARTITIONS, TOKEN, "operator-tests"
+        services, name, PLAN, list(INPUTS), PARTITIONS, TOKEN, "operator-tests"
     )
     log = tmp_path / "worker.log"
     process = workers.start(env, log)
     feeder = threading.Thread(
-        target=feed_steadily, args=(stack, name, nexmark("nexmark-q5", 40_000), 30, 0.5)
+        target=feed_steadily, args=(stack, name, nexmark(PLAN, 40_000), 30, 0.5)
     )
     try:
         workers.wait_ready(env, process, 60, log)
         feeder.start()
-        cluster.create(
-            SQ, namespace, stream_query(name, "nexmark-q5", name, stack, autoscaler=AUTOSCALER)
-        )
+        cluster.create(SQ, namespace, stream_query(name, PLAN, name, stack, autoscaler=AUTOSCALER))
         kube = Kube(cluster.api)
         placed = {"epoch": 0, "instances": [{"id": 0, "pod": "w0", "partitions": [0, 1, 2, 3]}]}
         asyncio.run(kube.patch_status(STREAM_QUERIES, namespace, name, placed))
         deadline = time.monotonic() + 60
         while not cluster.list(MIG, namespace):
-            assert time.monotonic() < deadline, cluster.status(SQ, namespace, name)
+            assert time.monotonic() < deadline, str(
+                cluster.status(SQ, namespace, name)["autoscaler"]
+            )
             body = current(cluster, namespace, name)
             load = workers.control(env, "GET", "/v1/status")[1]["load"]
             spec = StreamQuerySpec.model_validate(body["spec"])
@@ -121,4 +124,4 @@ def test_the_step_scales_a_busy_worker_up_by_an_owned_migration(
         process.wait(30)
         feeder.join(60)
         cluster.core.delete_namespace(namespace)
-        workers.delete_topics(services, [f"{name}-bid", f"{name}-out", f"{name}-out.dead"])
+        workers.delete_topics(services, topics)

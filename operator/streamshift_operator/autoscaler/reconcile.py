@@ -145,7 +145,8 @@ async def autoscale(
         return
     plan = check_plan(spec).plan
     keyed = plan is None or plan.keyed  # an invalid plan is the query's condition to report
-    decision = decide(obs, policy(settings, partitions, keyed), pending_of(previous))
+    loaded = previous.loaded_true_rate if previous is not None else None
+    decision = decide(obs, policy(settings, partitions, keyed), pending_of(previous), loaded)
     created = None
     if decision.act:
         body = migration_body(query, status.epoch, decision, settings)

@@ -70,6 +70,7 @@ def status_patch(
         last_decision_time=at,
         input_rate=round(obs.input_rate, 1),
         true_rate=None if decision.true_rate is None else round(decision.true_rate, 1),
+        loaded_true_rate=None if decision.loaded_rate is None else round(decision.loaded_rate, 1),
         lag_seconds=None if math.isinf(obs.lag_seconds) else round(obs.lag_seconds, 1),
         pending_scale_down=None
         if pending is None
