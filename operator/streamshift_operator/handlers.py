@@ -16,7 +16,7 @@ from typing import Any
 
 import kopf
 
-from streamshift_operator import logs
+from streamshift_operator import logs, metrics
 from streamshift_operator.clients import events
 from streamshift_operator.clients.kube import MIGRATIONS, STREAM_QUERIES
 from streamshift_operator.context import Context
@@ -46,6 +46,7 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
         prefix=PREFIX, key="last-handled-configuration"
     )
+    metrics.serve()
     memo["ctx"] = Context.start()
     memo["ticker"] = Ticker()
     ctx = memo["ctx"]  # queries whose deletion no handler will finish (`stranded`)
@@ -118,6 +119,7 @@ async def query_seen(
     key = f"{STREAM_QUERIES}/{uid}"
     if _gone(event, meta):
         _ticker(memo).stop(key)
+        metrics.forget_query(_namespace(namespace), name)
         return
     ctx, ns = _ctx(memo), _namespace(namespace)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from operator_specs import q5_spec
+from streamshift_operator import metrics
 from streamshift_operator.autoscaler import reconcile
 from streamshift_operator.autoscaler.reconcile import WINDOWS, autoscale
 from streamshift_operator.autoscaler.record import REASON_ANNOTATION
@@ -226,3 +227,27 @@ def test_the_window_needs_the_same_pods_for_a_whole_window() -> None:
     assert window.observation(10, 4, None) is not None
     window.add(Reading(40.0, {"b": (0.5, 20)}, {"t:0": 5000}, 0), 10)  # b restarted
     assert window.observation(10, 4, None) is None
+
+
+def test_the_autoscaler_step_records_its_decision_and_what_it_saw() -> None:
+    before = metric(
+        "streamshift_autoscaler_decisions_total",
+        namespace="ns", query="q5", action="scale-up", acted="true",
+    )  # fmt: skip
+    kube, load = Recorder(), Load(rate=3000.0, capacity=1000.0)  # needs 6 at 50%
+    passes(kube, load, spec(maxParallelism=4), 6)
+    labels = {"namespace": "ns", "query": "q5"}
+    assert metric("streamshift_autoscaler_recommended_parallelism", **labels) == 4
+    assert metric("streamshift_autoscaler_input_rate_records", **labels) == 3000.0
+    assert metric("streamshift_autoscaler_true_rate_records", **labels) == 1000.0
+    assert metric("streamshift_autoscaler_lag_seconds", **labels) == 0.0
+    acted = metric(
+        "streamshift_autoscaler_decisions_total", **labels, action="scale-up", acted="true"
+    )
+    assert acted == (before or 0.0) + 1
+    metrics.forget_query("ns", "q5")
+    assert metric("streamshift_autoscaler_recommended_parallelism", **labels) is None
+
+
+def metric(name: str, **labels: str) -> float | None:
+    return metrics.REGISTRY.get_sample_value(name, labels)

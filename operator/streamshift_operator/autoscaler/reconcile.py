@@ -15,6 +15,7 @@ from typing import Any
 
 from confluent_kafka import KafkaException
 
+from streamshift_operator import metrics
 from streamshift_operator.autoscaler.decision import decide
 from streamshift_operator.autoscaler.inputs import Policy
 from streamshift_operator.autoscaler.offsets import end_offsets
@@ -159,5 +160,13 @@ async def autoscale(
                 f"{decision.reason} (Migration {created})",
             )
         WINDOWS.pop(uid, None)
+    metrics.record_decision(
+        namespace,
+        name,
+        decision.action.value,
+        decision.act,
+        decision.parallelism,
+        (obs.input_rate, decision.loaded_rate, obs.lag_seconds),
+    )
     patch = status_patch(previous, decision, obs, created)
     await kube.patch_status(STREAM_QUERIES, namespace, name, {"autoscaler": patch})

@@ -20,6 +20,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from streamshift_operator import metrics
 from streamshift_operator.clients import events
 from streamshift_operator.clients.control_api import ControlError
 from streamshift_operator.clients.kube import MIGRATIONS, STREAM_QUERIES
@@ -111,6 +112,11 @@ async def tick(ctx: Context, namespace: str, name: str) -> bool:
         check = status.verification
         say = events.normal if check.exact else events.warning
         say(body, "Verified" if check.exact else "NotExact", check.message or str(check.exact))
+    if moved and decision.phase in TERMINAL:
+        began = status.phase_history[0].entered_at
+        protocol = (status.protocol or spec.protocol).value
+        seconds = (status.phase_history[-1].entered_at - began).total_seconds()
+        metrics.record_migration_end(namespace, protocol, decision.phase.value, seconds)
     if decision.phase in TERMINAL and query is not None:
         await _record_on_query(ctx, query, name, status)
         await admission.release(ctx, query, name)
