@@ -14,6 +14,11 @@ both directions. Cases run `--concurrency` at a time; one line per finished case
 running tally, then the failures with the command that repeats each, and the final line
 `runtime exact unimico=N/N parallel-track=N/N moving-state=N/N state-transfer=N/N
 savepoint-restart=N/N`.
+
+With `--chains`, every protocol followed by every protocol on the same query (`--cases` chains
+per ordered pair, `runtime_cases.chained`: the first Migration a move or rescale, the second
+moving or rescaling what the first left), each checked the same way; the final line is then
+`runtime chains exact=N/N`.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from streamshift_dev.runtime_cases import PROTOCOLS, RuntimeCase, accepted
+from streamshift_dev.runtime_cases import PROTOCOLS, RuntimeCase, accepted, accepted_chain
 from streamshift_dev.runtime_run import Observed, clean_up, run_case
 from streamshift_dev.stack_driver import Kube, OperatorProcess, Stack, delete_topics, ensure_bucket
 
@@ -45,13 +50,19 @@ def interleaved(
     return order, refusals
 
 
+def chains(protocols: list[str], count: int) -> list[RuntimeCase]:
+    """`count` accepted chains per ordered pair of `protocols`, the pairs interleaved."""
+    pairs = [accepted_chain(a, b, count) for a in protocols for b in protocols]
+    return [pair[i] for i in range(count) for pair in pairs if i < len(pair)]
+
+
 class Tally:
     """Exact and run cases per protocol, printed as cases finish."""
 
-    def __init__(self, protocols: list[str], total: int) -> None:
+    def __init__(self, labels: list[str], total: int) -> None:
         self.exact: Counter[str] = Counter()
         self.run: Counter[str] = Counter()
-        self.protocols = protocols
+        self.labels = labels
         self.total = total
         self.failures: list[tuple[RuntimeCase, Observed]] = []
         self.seconds: list[float] = []
@@ -59,8 +70,8 @@ class Tally:
 
     def add(self, case: RuntimeCase, observed: Observed) -> None:
         with self.lock:
-            self.run[case.protocol] += 1
-            self.exact[case.protocol] += observed.exact
+            self.run[case.label] += 1
+            self.exact[case.label] += observed.exact
             self.seconds.append(observed.seconds)
             if not observed.exact:
                 self.failures.append((case, observed))
@@ -68,7 +79,7 @@ class Tally:
             spans = " ".join(f"{k} {v:.0f}" for k, v in observed.spans.items())
             done = sum(self.run.values())
             print(
-                f"[{done}/{self.total}] {case.protocol} seed {case.seed} {case.describe()}, "
+                f"[{done}/{self.total}] {case.label} seed {case.seed} {case.describe()}, "
                 f"{observed.results} results, {observed.dead_letters} dead letters, "
                 f"{observed.tails} tails: "
                 f"{verdict} ({observed.seconds:.0f} s: {spans}) | {self.line()}",
@@ -76,7 +87,9 @@ class Tally:
             )
 
     def line(self) -> str:
-        return " ".join(f"{p}={self.exact[p]}/{self.run[p]}" for p in self.protocols)
+        if not self.labels:  # chains: one tally over all pairs
+            return f"chains={sum(self.exact.values())}/{sum(self.run.values())}"
+        return " ".join(f"{p}={self.exact[p]}/{self.run[p]}" for p in self.labels)
 
 
 def check(
@@ -88,7 +101,7 @@ def check(
     cleaner: ThreadPoolExecutor,
 ) -> Observed:
     """Run one case; its namespace is removed by `cleaner` (not holding a case's slot)."""
-    namespace = f"vrt-{run}-{case.protocol[:2]}{case.seed}"
+    namespace = f"vrt-{run}-{case.slug}"
     operator = None
     if operator_per_case:
         operator = OperatorProcess(stack, namespace, logs / f"{namespace}-operator.log")
@@ -115,16 +128,24 @@ def main() -> int:
         help="an operator process per namespace (to measure; slower, and kopf started before "
         "its namespace exists may never see it)",
     )
+    parser.add_argument(
+        "--chains",
+        action="store_true",
+        help="every protocol followed by every protocol (--cases chains per pair)",
+    )
     arguments = parser.parse_args()
     stack = Stack.running()
     Kube(stack).install_crds()
     ensure_bucket(stack)
-    cases, refusals = interleaved(arguments.protocols, arguments.cases, arguments.seeds)
+    if arguments.chains:
+        cases, refusals = chains(arguments.protocols, arguments.cases), {}
+    else:
+        cases, refusals = interleaved(arguments.protocols, arguments.cases, arguments.seeds)
     run = f"{int(time.time()) % 100_000}"
     logs = Path(tempfile.gettempdir()) / f"verify-runtime-{run}"
     logs.mkdir()
     print(f"{len(cases)} cases, {arguments.concurrency} at a time; operator logs in {logs}")
-    tally = Tally(arguments.protocols, len(cases))
+    tally = Tally([] if arguments.chains else arguments.protocols, len(cases))
     shared = None
     if not arguments.operator_per_case:
         shared = OperatorProcess(stack, f"vrt-{run}-*", logs / "operator.log")
@@ -149,18 +170,24 @@ def main() -> int:
         for reason, count in reasons.most_common():
             print(f"refused {protocol} x{count}: {reason}")
     for case, observed in tally.failures:
+        repeat = f"--protocols {case.protocol} --seeds {case.seed}"
+        if case.then is not None:
+            repeat = f"--chains --protocols {case.protocol} {case.then[0]} (pair seed {case.seed})"
         print(
-            f"FAILED {case.protocol} seed {case.seed} ({case.describe()}; phases "
+            f"FAILED {case.label} seed {case.seed} ({case.describe()}; phases "
             f"{observed.timeline}): {'; '.join(observed.problems)}; repeat with "
-            f"`python -m bench.verify_runtime --protocols {case.protocol} --seeds {case.seed}`"
+            f"`python -m bench.verify_runtime {repeat}`"
         )
     mean = sum(tally.seconds) / max(len(tally.seconds), 1)
     print(
         f"{len(cases)} cases in {wall:.0f} s at concurrency {arguments.concurrency} "
         f"({mean:.0f} s per case on average, {wall / max(len(cases), 1):.1f} s of wall time each)"
     )
-    summary = " ".join(f"{p}={tally.exact[p]}/{tally.run[p]}" for p in arguments.protocols)
-    print(f"runtime exact {summary}")
+    if arguments.chains:
+        print(f"runtime chains exact={sum(tally.exact.values())}/{sum(tally.run.values())}")
+    else:
+        summary = " ".join(f"{p}={tally.exact[p]}/{tally.run[p]}" for p in arguments.protocols)
+        print(f"runtime exact {summary}")
     return 0 if not tally.failures else 1
 
 

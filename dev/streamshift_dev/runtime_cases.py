@@ -120,6 +120,25 @@ class RuntimeCase:
     """How many chunks go out while the target pods start (the rest once they run)."""
     new_plan: Plan | None = None
     """The plan a plan change runs afterwards (None: the same)."""
+    then: tuple[str, dict[str, Any]] | None = None
+    """A second Migration's protocol and target, once the first Succeeded (a chain: the first
+    one's targets are its origins)."""
+
+    @property
+    def label(self) -> str:
+        """The protocol, or the chain's protocols (`unimico>moving-state`)."""
+        return self.protocol if self.then is None else f"{self.protocol}>{self.then[0]}"
+
+    @property
+    def slug(self) -> str:
+        """A short name for namespaces: the protocols' first letters and the seed."""
+        second = "" if self.then is None else self.then[0][:2]
+        return f"{self.protocol[:2]}{second}{self.seed}"
+
+    @property
+    def parallelism_after(self) -> int:
+        """The instances after the first Migration."""
+        return int(self.target.get("parallelism", self.parallelism))
 
     def describe(self) -> str:
         if "parallelism" in self.target:
@@ -128,7 +147,15 @@ class RuntimeCase:
             how = f"plan change at parallelism {self.parallelism}"
         else:
             how = f"move {self.target['moveInstances']} of {self.parallelism}"
+        if self.then is not None:
+            how += f", then {self.then[0]} {_target_text(self.then[1], self.parallelism_after)}"
         return f"{self.family} {how} over {self.partitions} partitions"
+
+
+def _target_text(target: dict[str, Any], parallelism: int) -> str:
+    if "parallelism" in target:
+        return f"rescale {parallelism}->{target['parallelism']}"
+    return f"move {target['moveInstances']} of {parallelism}"
 
 
 def draw(protocol: str, seed: int, family: str | None = None) -> RuntimeCase:
@@ -154,6 +181,36 @@ def draw(protocol: str, seed: int, family: str | None = None) -> RuntimeCase:
         protocol, seed, family, plan, feed, partitions, parallelism, dict(target),
         chooser.randint(0, 2), new_plan,
     )  # fmt: skip
+
+
+def chained(first: str, second: str, seed: int) -> RuntimeCase:
+    """Case `seed` of a chain: `first`'s case (a move or rescale, no plan change), then
+    `second` moving instance 0 or rescaling to 1 or 2 instances (a global plan: moving)."""
+    chooser = random.Random(f"runtime-chain/{first}/{second}/{seed}")
+    case = draw(first, seed, chooser.choice(FAMILIES))
+    after = case.parallelism_after
+    targets: list[dict[str, Any]] = [{"moveInstances": [0]}]
+    if not _query_problems(case.plan, case.partitions, 2):
+        targets += [{"parallelism": p} for p in (1, 2) if p != after]
+    return replace(case, then=(second, chooser.choice(targets)))
+
+
+def accepted_chain(first: str, second: str, count: int, max_draws: int = 10) -> list[RuntimeCase]:
+    """The first `count` chains of `first` then `second` the operator accepts (both
+    Migrations, the second on the placement the first leaves)."""
+    found: list[RuntimeCase] = []
+    for seed in range(count * max_draws):
+        if len(found) == count:
+            break
+        case = chained(first, second, seed)
+        assert case.then is not None
+        protocol, target = case.then
+        following = replace(
+            case, protocol=protocol, parallelism=case.parallelism_after, target=target, then=None
+        )
+        if refusal(case) is None and refusal(following) is None:
+            found.append(case)
+    return found
 
 
 def accepted(

@@ -1,13 +1,13 @@
 """One `runtime_cases` case on the local stack, through the operator, and how its output differs.
 
 In its own namespace: the Secrets, a StreamQuery of the case's plan (`Running` once its pods
-run and report), the input before the Migration, the Migration (`verify: true`), the chunks
-while it runs (`_Feeder`: the last ones and the tail held while the protocol still needs input
-to arrive after its targets began, UniMiCo's first event times, parallel-track's split; more
-tails while a protocol phase waits for the watermark and nothing moves); then its terminal
-phase, the output topic and the dead-letter topic read `read_committed` and compared with the
-reference (fed as many tails) in both directions. The namespace, its topics and snapshots go
-afterwards.
+run and report), the input before the Migration, the Migration (`verify: true`; a chain's two,
+one after the other), the chunks while it runs (`_Feeder`: the last ones and the tail held
+while the protocol still needs input to arrive after its targets began, UniMiCo's first event
+times, parallel-track's split; more tails while a protocol phase waits for the watermark and
+nothing moves); then its terminal phase, the output topic and the dead-letter topic read
+`read_committed` and compared with the reference (fed as many tails) in both directions. The
+namespace, its topics and snapshots go afterwards.
 """
 
 from __future__ import annotations
@@ -112,18 +112,25 @@ def clean_up(kube: Kube, stack: Stack, ns: str) -> None:
 
 
 class _Feeder:
-    """Produces the case's input as the Migration goes: the chunks the case allows while the
+    """Produces the case's input as the Migrations go: the chunks the case allows while the
     targets start, then one per tick; the last `HELD_CHUNKS` only once the protocol no longer
     needs input after its targets began, or once nothing moved for `STALL_S`; then the tail;
-    then, while a protocol phase waits for input and nothing moves for `STALL_S`, the next."""
+    then, while a protocol phase waits for input and nothing moves for `STALL_S`, the next.
+    In a chain the first Migration leaves `reserve` chunks to the second (taking from them
+    only when it stalls waiting for input): tails come last, after every chunk."""
 
     def __init__(self, case: RuntimeCase, stack: Stack, ns: str) -> None:
         self.case, self.stack, self.ns = case, stack, ns
         self.chunks = list(case.feed.chunks)
-        self.early = case.while_preparing
         self.tails = 0
+        self.reserve = 0
+        self.early = 0
         self.phase = ""
         self.moved = time.monotonic()  # the last phase change or record produced
+
+    def next_migration(self, reserve: int) -> None:
+        """A Migration begins: `reserve` chunks are kept for the ones after it."""
+        self.reserve, self.early, self.phase = reserve, self.case.while_preparing, ""
 
     def _produce(self, part: dict[str, Any]) -> None:
         produce(self.stack, records(part, self.ns))
@@ -133,14 +140,15 @@ class _Feeder:
         if phase != self.phase:
             self.phase, self.moved = phase, time.monotonic()
         stalled = time.monotonic() - self.moved > STALL_S
-        if self.chunks:
+        available = len(self.chunks) - self.reserve
+        if available > 0 or (self.chunks and stalled and phase in NEEDS_INPUT):
             if phase in STARTING and self.early <= 0:
                 return
-            if len(self.chunks) <= HELD_CHUNKS and phase in AWAITING_INPUT and not stalled:
+            if available <= HELD_CHUNKS and phase in AWAITING_INPUT and not stalled:
                 return
             self.early -= phase in STARTING
             self._produce(self.chunks.pop(0))
-        elif self.tails < len(self.case.feed.tails):
+        elif not self.chunks and self.tails < len(self.case.feed.tails):
             first = self.tails == 0 and phase not in AWAITING_INPUT
             if first or (stalled and phase in NEEDS_INPUT):
                 self._produce(self.case.feed.tails[self.tails])
@@ -164,25 +172,30 @@ def _drive(case: RuntimeCase, kube: Kube, stack: Stack, ns: str, observed: Obser
     wait_for("the StreamQuery Running", lambda: kube.running(ns, "q"), READY_S)
     observed.spans["ready"] = time.monotonic()
     produce(stack, records(case.feed.before, ns))
-    kube.create(MIG, ns, migration("m", "q", case.protocol, case.target))
+    stages = [("m", case.protocol, case.target)]
+    if case.then is not None:
+        stages.append(("m2", *case.then))
     feeder = _Feeder(case, stack, ns)
-    deadline = time.monotonic() + FINISH_S
-    status: dict[str, Any] = {}
+    share = len(feeder.chunks) // len(stages)
+    timelines, verdicts = [], []
     try:
-        while time.monotonic() < deadline:
-            status = kube.status(MIG, ns, "m")
-            if status.get("phase") in TERMINAL:
+        for index, (name, protocol, target) in enumerate(stages):
+            feeder.next_migration(share * (len(stages) - 1 - index))
+            kube.create(MIG, ns, migration(name, "q", protocol, target))
+            status = _follow(kube, ns, name, feeder)
+            observed.phase = str(status.get("phase", ""))
+            observed.message = str(status.get("message") or "")
+            verdicts.append((status.get("verification") or {}).get("exact"))
+            prefix = f"{name}: " if len(stages) > 1 else ""
+            timelines.append(prefix + _timeline(status))
+            if observed.phase != "Succeeded":
                 break
-            feeder.tick(str(status.get("phase", "")))
-            time.sleep(CHUNK_EVERY_S)
     finally:
         feeder.finish()
         observed.tails = feeder.tails
+        observed.timeline = " | ".join(timelines)
     observed.spans["migrated"] = time.monotonic()
-    observed.phase = str(status.get("phase", ""))
-    observed.message = str(status.get("message") or "")
-    observed.verified = (status.get("verification") or {}).get("exact")
-    observed.timeline = _timeline(status)
+    observed.verified = None if None in verdicts else all(verdicts)
     if observed.phase not in TERMINAL:
         raise TimedOut(
             f"the Migration did not finish in {FINISH_S:.0f} s (phases {observed.timeline}, "
@@ -190,6 +203,19 @@ def _drive(case: RuntimeCase, kube: Kube, stack: Stack, ns: str, observed: Obser
         )
     if observed.phase != "Succeeded":
         observed.problems.append(f"Migration {observed.phase}: {observed.message}")
+
+
+def _follow(kube: Kube, ns: str, name: str, feeder: _Feeder) -> dict[str, Any]:
+    """Feed while Migration `name` runs; its status once terminal (or at the deadline)."""
+    deadline = time.monotonic() + FINISH_S
+    status: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        status = kube.status(MIG, ns, name)
+        if status.get("phase") in TERMINAL:
+            break
+        feeder.tick(str(status.get("phase", "")))
+        time.sleep(CHUNK_EVERY_S)
+    return status
 
 
 def _compare(

@@ -9,6 +9,7 @@ duplicated, and dead letters either way."""
 
 from __future__ import annotations
 
+import random
 import tempfile
 import time
 from collections import Counter
@@ -16,7 +17,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from streamshift_dev.runtime_cases import PROTOCOLS, RuntimeCase, accepted
+from streamshift_dev.runtime_cases import (
+    PROTOCOLS,
+    RuntimeCase,
+    accepted,
+    accepted_chain,
+    refusal,
+)
 from streamshift_dev.runtime_run import (
     Observed,
     clean_up,
@@ -31,7 +38,7 @@ LOGS = Path(tempfile.gettempdir())
 
 
 def _run(case: RuntimeCase, stack: Stack, run: str) -> Observed:
-    namespace = f"vrt-{run}-{case.protocol[:2]}{case.seed}"
+    namespace = f"vrt-{run}-{case.slug}"
     kube = Kube(stack)
     try:
         return run_case(case, kube, stack, namespace)
@@ -75,6 +82,30 @@ def test_q7_with_late_input_moves_exactly_by_each_protocol_and_auto() -> None:
         assert observed.problems == [], where
         assert (observed.phase, observed.verified) == ("Succeeded", True), where
         assert observed.results > 0 and observed.dead_letters > 0, where
+
+
+@pytest.mark.stack
+def test_a_random_chain_of_two_protocols_on_real_workers_is_exact() -> None:
+    first, second = random.choice(PROTOCOLS), random.choice(PROTOCOLS)
+    [case] = accepted_chain(first, second, 1)
+    [observed] = _run_all([case])
+    where = f"{case.label} seed {case.seed} ({case.describe()}; phases {observed.timeline})"
+    assert observed.problems == [], where
+    assert (observed.phase, observed.verified) == ("Succeeded", True), where
+    assert observed.timeline.count("Succeeded") == 2, where  # both Migrations ran
+
+
+def test_every_pair_of_protocols_has_chains_the_operator_accepts() -> None:
+    for first in PROTOCOLS:
+        for second in PROTOCOLS:
+            chains = accepted_chain(first, second, 3)
+            assert len(chains) == 3, (first, second)
+            for case in chains:
+                assert case.then is not None and case.then[0] == second
+                target = case.then[1]
+                assert target.get("parallelism") != case.parallelism_after, case.describe()
+                assert refusal(case) is None
+                assert case.new_plan is None  # plan changes are not chained
 
 
 def test_the_comparison_names_each_kind_of_difference() -> None:
