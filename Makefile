@@ -83,7 +83,7 @@ verify-runtime: up ## real workers migrated by the operator equal the reference,
 
 .PHONY: chaos
 chaos: up ## faults on a running query (lost pods, operator SIGKILL, poison records, broker and MinIO down, unreachable at create), output checked against the reference (SCENARIOS='pattern ...': a subset)
-	$(PY) -m bench.chaos $(if $(SCENARIOS),--scenarios $(SCENARIOS))
+	$(PY) -m bench.chaos $(if $(SCENARIOS),--scenarios $(foreach p,$(SCENARIOS),'$(p)'))
 
 .PHONY: bench-runtime
 bench-runtime: venv ## worker vs in-process engine, each protocol's output gap, large-state downtime (PART=throughput|large-state|gaps: one part; ROUNDS=N rounds of migrations, medians kept; REPEATS=N runs a side, best kept)

@@ -19,6 +19,7 @@ import argparse
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from streamshift_dev.chaos.catalog import Scenario, chosen, scenarios
@@ -63,11 +64,12 @@ def main() -> int:
     outcomes = []
     began = time.monotonic()
     try:
-        for index, (name, scenario) in enumerate(selected.items()):
-            ctx = Context(kube, stack, operator, folder, f"chaos-{run}-{index}")
-            outcome = run_one(name, scenario, ctx)
-            outcomes.append(outcome)
-            print(line(outcome), flush=True)
+        with ThreadPoolExecutor(2) as cleaner:
+            for index, (name, scenario) in enumerate(selected.items()):
+                ctx = Context(kube, stack, operator, folder, f"chaos-{run}-{index}", cleaner)
+                outcome = run_one(name, scenario, ctx)
+                outcomes.append(outcome)
+                print(line(outcome), flush=True)
     finally:
         operator.stop()
         delete_topics(stack, f"chaos-{run}-")

@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from streamshift_dev.runtime_run import clean_up
 from streamshift_dev.stack_driver import Kube, OperatorProcess, Stack
 
 
@@ -42,10 +44,20 @@ class Operator:
 
 @dataclass(frozen=True)
 class Context:
-    """One scenario's surroundings: `ns` is its namespace (created by the scenario)."""
+    """One scenario's surroundings: `ns` is its namespace (created by the scenario); `cleaner`
+    removes finished namespaces while the next scenario runs."""
 
     kube: Kube
     stack: Stack
     operator: Operator
     folder: Path
     ns: str
+    cleaner: ThreadPoolExecutor
+
+    def clean_up(self, stack: Stack | None = None) -> None:
+        """Remove the namespace, its topics and snapshots: on the shared stack in the
+        background; on a private server (`stack`) now, before the server stops."""
+        if stack is None or stack == self.stack:
+            self.cleaner.submit(clean_up, self.kube, self.stack, self.ns)
+        else:
+            clean_up(self.kube, stack, self.ns)

@@ -14,7 +14,6 @@ from streamshift_dev.chaos.context import Context
 from streamshift_dev.chaos.migrations import chaos_case
 from streamshift_dev.chaos.results import Outcome, Verdict
 from streamshift_dev.runtime_cases import plan_inline
-from streamshift_dev.runtime_run import clean_up
 from streamshift_dev.stack_driver import SQ, TimedOut, stream_query, wait_for
 from streamshift_dev.workers import free_port
 
@@ -78,7 +77,7 @@ def unreachable(dependency: str) -> Callable[[str, Context], Outcome]:
             message = f"Degraded, {condition}={found['reason']}: {found['message'][:140]}"
             return Outcome(name, Verdict.REFUSED, detection, None, message, seconds)
         finally:
-            clean_up(ctx.kube, ctx.stack, ctx.ns)
+            ctx.clean_up()
 
     return scenario
 

@@ -20,7 +20,7 @@ from streamshift_dev.chaos.results import Outcome, Verdict
 from streamshift_dev.chaos.watch import Fault, MigrationWatch
 from streamshift_dev.private_kafka import PrivateKafka
 from streamshift_dev.runtime_cases import RuntimeCase, draw, refusal
-from streamshift_dev.runtime_run import Observed, clean_up, run_case
+from streamshift_dev.runtime_run import Observed, run_case
 
 FAMILY = "nexmark-q5"
 MIDDLE = {
@@ -75,7 +75,7 @@ def judged(
     elif watch.injected_at is None:
         reason = f"phase {fault.phase} not reached (phases {phases})"
     elif observed.phase not in ("Succeeded", "RolledBack"):
-        reason = ending
+        reason = "; ".join([ending, *problems])
     elif problems:
         reason = "; ".join(problems)
     elif watch.mention is not None and detection is None:
@@ -100,9 +100,8 @@ def run_with_fault(
         watch.join(60)
     finally:
         watch.done.set()
-    outcome = judged(name, observed, watch, fault, began)
-    clean_up(ctx.kube, stack, ctx.ns)
-    return outcome
+        ctx.clean_up(stack)
+    return judged(name, observed, watch, fault, began)
 
 
 def _pod(status: dict[str, Any], side: str) -> str:

@@ -23,7 +23,6 @@ from streamshift_dev.chaos.streams import (
 )
 from streamshift_dev.private_kafka import PrivateKafka
 from streamshift_dev.private_minio import PrivateMinio
-from streamshift_dev.runtime_run import clean_up
 from streamshift_dev.stack_driver import SQ, Stack, ensure_bucket
 
 YEAR_MS = 365 * 24 * 3600 * 1000
@@ -69,7 +68,7 @@ def poison(name: str, ctx: Context) -> Outcome:
     try:
         run = run_stream(case, ctx.kube, ctx.stack, ctx.ns, poison=bad)
     finally:
-        clean_up(ctx.kube, ctx.stack, ctx.ns)
+        ctx.clean_up()
     note = f"{FAMILY}: oversize {len(big)} B, malformed, far-past and far-future records"
     return _verdict(name, run, began, None, None, note)
 
@@ -143,8 +142,8 @@ def broker_mid_stream(name: str, ctx: Context) -> Outcome:
             recovery = None if first.arrived is None else first.arrived - marks["back"]
         if recovery is None:
             run.problems.append("no output after the broker's return")
-        clean_up(ctx.kube, stack, ctx.ns)
     finally:
+        ctx.clean_up(stack)
         broker.stop()
     return _verdict(
         name, run, began, None, recovery, f"{FAMILY}: broker down {BROKER_DOWN_S:.0f} s"
@@ -196,8 +195,8 @@ def minio_outage(name: str, ctx: Context) -> Outcome:
         run = run_stream(case, ctx.kube, stack, ctx.ns, before_chunk)
         if "recovered" not in marks:
             run.problems.append(f"the query was not Running again within {BACK_S:.0f} s")
-        clean_up(ctx.kube, stack, ctx.ns)
     finally:
+        ctx.clean_up(stack)
         store.stop()
     note = f"{FAMILY}: MinIO down {MINIO_DOWN_S:.0f} s, then the worker pod deleted"
     return _verdict(name, run, began, marks.get("detected"), marks.get("recovered"), note)

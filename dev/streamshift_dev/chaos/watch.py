@@ -77,7 +77,7 @@ class MigrationWatch(threading.Thread):
                     self.mark()
             return phase in TERMINAL  # ended without passing through the phase: missed
         if self.mention is not None and self.detected_at is None:
-            self.detected_at = _mentioned(status, self.mention)
+            self.detected_at = _mentioned(status, self.mention, self.injected_at)
         if phase in TERMINAL and self.kube.running(self.ns, "q"):
             self.recovered_at = time.time()
             return True
@@ -104,14 +104,14 @@ class MigrationWatch(threading.Thread):
         return self.recovered_at - self.injected_at
 
 
-def _mentioned(status: dict[str, Any], mention: str) -> float | None:
-    """When the status first named `mention`: its phase record's `enteredAt`, else now if the
-    status message names it, else None."""
+def _mentioned(status: dict[str, Any], mention: str, since: float) -> float | None:
+    """When the status first named `mention` after `since`: the `enteredAt` of a phase record
+    entered since (half a second's slack for the clocks) whose message names it, else now if
+    the status message names it, else None."""
     for record in status.get("phaseHistory") or []:
-        if mention in str(record.get("message") or ""):
-            return datetime.fromisoformat(
-                str(record["enteredAt"]).replace("Z", "+00:00")
-            ).timestamp()
+        entered = datetime.fromisoformat(str(record["enteredAt"]).replace("Z", "+00:00"))
+        if entered.timestamp() >= since - 0.5 and mention in str(record.get("message") or ""):
+            return entered.timestamp()
     if mention in str(status.get("message") or ""):
         return time.time()
     return None
