@@ -81,6 +81,10 @@ manifests: ## render deploy/operator/streamshift.yaml (the kubectl install) from
 verify-runtime: up ## real workers migrated by the operator equal the reference, output and dead letters (CASES=50 per protocol; CONCURRENCY=N cases at once)
 	$(PY) -m bench.verify_runtime --cases $(if $(filter command line environment,$(origin CASES)),$(CASES),50) $(if $(CONCURRENCY),--concurrency $(CONCURRENCY))
 
+.PHONY: chaos
+chaos: up ## faults on a running query (lost pods, operator SIGKILL, poison records, broker and MinIO down, unreachable at create), output checked against the reference (SCENARIOS='pattern ...': a subset)
+	$(PY) -m bench.chaos $(if $(SCENARIOS),--scenarios $(foreach p,$(SCENARIOS),'$(p)'))
+
 .PHONY: bench-runtime
 bench-runtime: venv ## worker vs in-process engine, each protocol's output gap, large-state downtime (PART=throughput|large-state|gaps: one part; ROUNDS=N rounds of migrations, medians kept; REPEATS=N runs a side, best kept)
 	$(PY) -m bench.runtime $(if $(PART),--$(PART)-only) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(REPEATS),--repeats $(REPEATS))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer
+from streamshift_dev.private_kafka import PrivateKafka
 from support.kafka import produce, read_committed
 from support.reference import reference
 
@@ -26,7 +27,6 @@ from .harness import (
     wait_ready,
     worker_env,
 )
-from .private_kafka import PrivateKafka
 
 pytestmark = [pytest.mark.stack, pytest.mark.timeout(360)]
 PARTITIONS = 4

@@ -1,4 +1,5 @@
-"""A private single-node Kafka broker (KRaft) for tests that stop and start their broker.
+"""A private single-node Kafka broker (KRaft) for tests and benchmarks (`make chaos`) that stop
+and start their broker.
 
 The shared stack's broker serves every other test, so a test that restarts a broker runs its
 own: the stack's jars (`$STREAMSHIFT_CACHE/opt/kafka*`), configured by `dev/lib/kafka-config.sh`
@@ -18,6 +19,7 @@ import time
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
+
 from streamshift_dev.workers import cache_dir, free_port
 
 REPO = Path(__file__).resolve().parents[2]

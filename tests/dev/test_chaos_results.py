@@ -1,0 +1,44 @@
+"""`make chaos`'s printed lines: one per scenario, and the final line the issue fixes
+(`chaos scenarios=N/M exact detection-max-s=S recovery-max-s=S`), where N counts the scenarios
+exact or refused with a clear status and the maxima skip scenarios that measured nothing."""
+
+from __future__ import annotations
+
+from streamshift_dev.chaos.catalog import chosen, scenarios
+from streamshift_dev.chaos.results import Outcome, Verdict, line, summary
+
+
+def test_the_final_line_counts_exact_and_refused_and_takes_the_largest_seconds() -> None:
+    outcomes = [
+        Outcome("lost-target-unimico", Verdict.EXACT, 2.41, 11.0, "RolledBack"),
+        Outcome("kafka-unreachable-at-create", Verdict.REFUSED, 7.9, None, "Degraded"),
+        Outcome("operator-killed-unimico-Preparing", Verdict.EXACT, None, 31.26, "Succeeded"),
+        Outcome("lost-origin-moving-state", Verdict.FAILED, None, None, "phase missed"),
+    ]
+    assert summary(outcomes) == "chaos scenarios=3/4 exact detection-max-s=7.9 recovery-max-s=31.3"
+
+
+def test_the_final_line_says_dash_when_nothing_was_measured() -> None:
+    outcomes = [Outcome("poison-records", Verdict.EXACT, None, None, "exact")]
+    assert summary(outcomes) == "chaos scenarios=1/1 exact detection-max-s=- recovery-max-s=-"
+    assert summary([]) == "chaos scenarios=0/0 exact detection-max-s=- recovery-max-s=-"
+
+
+def test_a_scenario_line_names_it_its_verdict_its_seconds_and_why() -> None:
+    outcome = Outcome("lost-origin-unimico", Verdict.FAILED, 1.04, None, "3 results missing", 52.4)
+    assert line(outcome) == (
+        "lost-origin-unimico FAILED detection-s=1.0 recovery-s=- (run 52 s): 3 results missing"
+    )
+
+
+def test_patterns_choose_scenarios_in_running_order() -> None:
+    every = list(scenarios())
+    assert len(every) == len(set(every))
+    assert list(chosen(["lost-*-unimico"])) == ["lost-origin-unimico", "lost-target-unimico"]
+    assert list(chosen(["*unreachable*", "poison-records"])) == [
+        "poison-records",
+        "kafka-unreachable-at-create",
+        "s3-unreachable-at-create",
+    ]
+    assert list(chosen(None)) == every
+    assert not chosen(["no-such-scenario"])
