@@ -86,6 +86,11 @@ def main(argv: list[str] | None = None) -> int:
             f"(one worker at {settings.target:.0%} target: {rates.at_target:,.0f}/s); "
             f"optimum at the high load: {rates.optimum}; {load_average()}"
         )
+        if rates.high > 0.8 * measured.produced_per_s:
+            say(
+                f"warning: the high load is {rates.high / measured.produced_per_s:.0%} of what "
+                "this process produced flat out: it may fall behind (a lower --cpu-limit helps)"
+            )
         outcome = elastic.run(s, settings, phases, rates.low, rates.high, Progress())
     figures = summary(outcome, settings, rates)
     path = plot(

@@ -98,11 +98,13 @@ class Phases:
 
 @dataclass(frozen=True)
 class Capacity:
-    """One worker's processing rate at its CPU limit with input always waiting."""
+    """One worker's processing rate at its CPU limit with input always waiting, and the rate
+    this process produced at meanwhile (flat out: the most a step can ask of it)."""
 
     records_per_s: float
     busy_ratio: float
     true_rate: float
+    produced_per_s: float
 
 
 @dataclass
@@ -147,7 +149,7 @@ def progress_line(phase: str, s: Sample) -> str:
     return (
         f"{s.t:6.1f}s {phase:9} in {s.rate_in:8,.0f}/s processed {s.processed:11,} "
         f"lag {s.lag_records:9,} ({s.lag_seconds:5.1f}s) parallelism {s.parallelism} "
-        f"migration {migration}"
+        f"migration {migration} autoscaler {s.autoscaler or '-'}"
     )
 
 
@@ -241,6 +243,7 @@ def capacity(
             first = _one_worker_load(s, ns)
             time.sleep(measure_s)
             last = _one_worker_load(s, ns)
+            produced = load.records / (time.monotonic() - load.started)
         finally:
             load.stop()
         span = last[0] - first[0]
@@ -248,14 +251,13 @@ def capacity(
         lag = sum(int(v) for v in (last[1].get("lag_records") or {}).values())
         say(
             f"capacity: {rate:,.0f} records/s processed by one worker at {settings.cpu_limit_m}m "
-            f"(produced {load.records:,} records, {lag:,} still waiting: input never ran out; "
+            f"(produced {load.records:,} records at {produced:,.0f}/s, {lag:,} still waiting; "
             f"busy ratio {last[1].get('busy_ratio')}, true rate {last[1].get('true_rate')})"
         )
         if lag <= 0:
             raise RuntimeError("the producer could not keep one worker busy: lower --cpu-limit")
-        return Capacity(
-            rate, float(last[1].get("busy_ratio") or 0.0), float(last[1].get("true_rate") or 0.0)
-        )
+        busy, true_rate = (float(last[1].get(k) or 0.0) for k in ("busy_ratio", "true_rate"))
+        return Capacity(rate, busy, true_rate, produced)
 
 
 def _one_worker_load(s: Session, ns: str) -> tuple[float, dict[str, Any]]:
@@ -373,6 +375,7 @@ class _Monitor:
             lag_seconds=round(self.lag / rate, 2) if rate > 0 else 0.0,
             parallelism=len(status.get("instances") or []),
             migration=live,
+            autoscaler=_decision(status.get("autoscaler") or {}),
         )
 
     def _autoscaler_migrations(self) -> list[dict[str, Any]]:
@@ -419,6 +422,15 @@ class _Monitor:
                 )
             )
         return found
+
+
+def _decision(autoscaler: dict[str, Any]) -> str:
+    """`action recommended (true rate R/s)` from `status.autoscaler`, or empty."""
+    if not autoscaler.get("action"):
+        return ""
+    rate = autoscaler.get("loadedTrueRate") or autoscaler.get("trueRate")
+    used = "" if rate is None else f" at {float(rate):,.0f}/busy-s"
+    return f"{autoscaler['action']} {autoscaler.get('recommendedParallelism')}{used}"
 
 
 def _recorded(status: dict[str, Any]) -> dict[str, Any] | None:

@@ -33,6 +33,8 @@ class Sample:
     parallelism: int
     migration: str = ""
     """The live Migration of the query and its phase ("name phase"), or empty."""
+    autoscaler: str = ""
+    """The autoscaler's last decision: action, recommended parallelism, true rate used."""
 
 
 @dataclass(frozen=True)
