@@ -65,14 +65,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--low-s", type=int, default=elastic.Phases.low_s)
     parser.add_argument("--high-s", type=int, default=elastic.Phases.high_s)
     parser.add_argument("--after-s", type=int, default=elastic.Phases.after_s)
-    parser.add_argument("--quick", action="store_true", help="shorter phases (about 4 min)")
+    parser.add_argument("--quick", action="store_true", help="shorter phases (about 7 min)")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     if args.quick:
-        args.measure_s, args.low_s, args.high_s, args.after_s = 10.0, 30, 80, 120
+        args.measure_s, args.low_s, args.high_s, args.after_s = 10.0, 30, 100, 200
     settings = elastic.Settings(cpu_limit_m=args.cpu_limit, target=args.target)
     phases = elastic.Phases(low_s=args.low_s, high_s=args.high_s, after_s=args.after_s)
     say(f"bench-autoscaler: q8 (q5 is a global plan, never scaled above 1); {load_average()}")
@@ -130,7 +130,7 @@ def summary(outcome: elastic.Outcome, settings: elastic.Settings, rates: elastic
     return elastic_timeline.final_line(
         recover,
         outcome.rescales,
-        elastic_timeline.chosen(samples, outcome.step_up, outcome.step_down),
+        elastic_timeline.chosen(samples, outcome.rescales, outcome.step_up, outcome.step_down),
         rates.optimum,
         elastic_timeline.gap_ratio_max(outcome.rescales),
         exact,

@@ -58,7 +58,7 @@ CAUSE_LABEL = "streamshift.io/cause"
 class Settings:
     """The scenario: the workers' CPU limit and the autoscaler's policy."""
 
-    cpu_limit_m: int = 100
+    cpu_limit_m: int = 60
     target: float = 0.6
     """The autoscaler's target utilization (`spec.autoscaler.targetUtilization`)."""
     lag_tolerance_s: int = 10
@@ -91,19 +91,20 @@ class Phases:
     (the run ends `settle_s` after the scale-down back to 1, or at the limit)."""
 
     low_s: int = 40
-    high_s: int = 120
-    after_s: int = 150
+    high_s: int = 150
+    after_s: int = 240
     settle_s: int = 20
 
 
 @dataclass(frozen=True)
 class Capacity:
-    """One worker's processing rate at its CPU limit with input always waiting, and the rate
-    this process produced at meanwhile (flat out: the most a step can ask of it)."""
+    """One worker at its CPU limit with input always waiting: records per busy second (what
+    it keeps up with), its busy ratio and records per second then, and the rate this process
+    produced at meanwhile (flat out: the most a step can ask of it)."""
 
     records_per_s: float
     busy_ratio: float
-    true_rate: float
+    processed_per_s: float
     produced_per_s: float
 
 
@@ -231,8 +232,9 @@ def capacity(
     s: Session, settings: Settings, measure_s: float, say: Callable[[str], None]
 ) -> Capacity:
     """One worker at parallelism 1, its input produced flat out (far above what it processes):
-    its records processed per second over `measure_s` seconds once its backlog has built up,
-    with its busy ratio and true rate then (both at the end of the span)."""
+    its records processed per busy second over `measure_s` seconds once a backlog waits (DS2's
+    true rate with input always there; under the CPU limit, throttled time counts as busy), its
+    records processed per second then, and its busy ratio at the end."""
     with namespace(s, "capacity") as ns:
         start_query(s, ns, settings, autoscaled=False)
         generator = elastic_load.config(PARTITIONS, elastic_load.events_for(30_000))
@@ -246,18 +248,19 @@ def capacity(
             produced = load.records / (time.monotonic() - load.started)
         finally:
             load.stop()
-        span = last[0] - first[0]
-        rate = (int(last[1]["processed"]) - int(first[1]["processed"])) / span
+        processed = int(last[1]["processed"]) - int(first[1]["processed"])
+        busy = float(last[1]["busy_seconds"]) - float(first[1]["busy_seconds"])
+        per_second = processed / (last[0] - first[0])
+        true_rate = processed / busy if busy > 0 else 0.0
         lag = sum(int(v) for v in (last[1].get("lag_records") or {}).values())
         say(
-            f"capacity: {rate:,.0f} records/s processed by one worker at {settings.cpu_limit_m}m "
-            f"(produced {load.records:,} records at {produced:,.0f}/s, {lag:,} still waiting; "
-            f"busy ratio {last[1].get('busy_ratio')}, true rate {last[1].get('true_rate')})"
+            f"capacity: one worker at {settings.cpu_limit_m}m processed {true_rate:,.0f} records "
+            f"per busy second ({per_second:,.0f}/s, busy ratio {last[1].get('busy_ratio')}) with "
+            f"input waiting (produced {load.records:,} at {produced:,.0f}/s, {lag:,} waiting)"
         )
-        if lag <= 0:
+        if lag <= 0 or true_rate <= 0:
             raise RuntimeError("the producer could not keep one worker busy: lower --cpu-limit")
-        busy, true_rate = (float(last[1].get(k) or 0.0) for k in ("busy_ratio", "true_rate"))
-        return Capacity(rate, busy, true_rate, produced)
+        return Capacity(true_rate, float(last[1].get("busy_ratio") or 0.0), per_second, produced)
 
 
 def _one_worker_load(s: Session, ns: str) -> tuple[float, dict[str, Any]]:

@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--high-s", type=int, default=90)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     settings = elastic.Settings(cpu_limit_m=args.cpu_limit, target=args.target)
-    phases = elastic.Phases(low_s=args.low_s, high_s=args.high_s, after_s=120)
+    phases = elastic.Phases(low_s=args.low_s, high_s=args.high_s, after_s=200)
     print("demo-elastic: Nexmark q8 (q5 is a global plan: never scaled above one instance)")
     print(
         "load: this process's producer, paced as the Spark generator's streaming mode paces "

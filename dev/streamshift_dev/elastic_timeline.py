@@ -4,8 +4,8 @@ autoscaler's Migrations record.
 
 - recover-s: seconds from the step up to the first sample, once the scale-up Migration has
   ended, with the lag under the tolerance (the load is met again at the new parallelism);
-- rescales per direction, and the parallelism chosen at the high load (the highest while it
-  lasted);
+- rescales per direction, and the parallelism chosen for the high load (the highest target of
+  a scale-up begun while it lasted);
 - the optimum: the fewest instances that keep up with the high load at the target utilization,
   from one instance's measured capacity;
 - gap ratio: each rescale's output gap over the output rhythm before it (the Migration's
@@ -87,10 +87,14 @@ def optimum(high_rate: float, capacity: float, target: float) -> int:
     return max(1, math.ceil(high_rate / (capacity * target) - 1e-9))
 
 
-def chosen(samples: Sequence[Sample], step_up: float, step_down: float) -> int:
-    """The highest parallelism while the high load lasted."""
+def chosen(
+    samples: Sequence[Sample], rescales: Sequence[Rescale], step_up: float, step_down: float
+) -> int:
+    """The parallelism chosen for the high load: the highest target of a scale-up begun while
+    it lasted (it may end after it), else the highest parallelism while it lasted."""
+    targets = [r.to_parallelism for r in rescales if r.up and step_up <= r.started < step_down]
     during = [s.parallelism for s in samples if step_up <= s.t < step_down]
-    return max(during, default=0)
+    return max(targets or during or [0])
 
 
 def gap_ratio_max(rescales: Sequence[Rescale]) -> float | None:

@@ -76,9 +76,10 @@ def test_the_optimum_keeps_every_worker_at_or_under_the_target(
     assert optimum(high, capacity, target) == expected
 
 
-def test_chosen_is_the_highest_parallelism_during_the_high_load() -> None:
-    assert chosen(SAMPLES, 40, 170) == 3
-    assert chosen(SAMPLES, 40, 60) == 1
+def test_chosen_is_the_target_of_the_scale_ups_begun_during_the_high_load() -> None:
+    assert chosen(SAMPLES, [UP, DOWN], 40, 170) == 3
+    assert chosen(SAMPLES, [UP, DOWN], 40, 60) == 3  # begun at 48 s, ended after the step down
+    assert chosen(SAMPLES, [DOWN], 40, 60) == 1  # none: the parallelism while it lasted
 
 
 def test_the_gap_ratio_is_the_largest_gap_over_the_rhythm_before_it() -> None:
