@@ -118,7 +118,8 @@ def summary(outcome: elastic.Outcome, settings: elastic.Settings, rates: elastic
         say(f"decision: {decision}")
     say(
         f"output: {outcome.got} results against {outcome.expected} of the reference over "
-        f"{outcome.fed_events:,} events: {'equal' if outcome.exact else 'DIFFERENT'}"
+        f"{outcome.fed_events:,} events: {'equal' if outcome.exact else 'DIFFERENT'} "
+        f"({outcome.missing} missing: backlog not processed; {outcome.extra} not in the reference)"
     )
     samples = outcome.samples
     after = elastic_timeline.max_lag_after(samples, outcome.step_down)

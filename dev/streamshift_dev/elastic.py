@@ -20,8 +20,9 @@ import json
 import time
 import urllib.request
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -51,6 +52,7 @@ PLAN = "nexmark-q8"
 PARTITIONS = 4
 CONTROL_PORT = 8080
 READY_S = 120.0
+DRAIN_S = 240.0
 CAUSE_LABEL = "streamshift.io/cause"
 
 
@@ -120,6 +122,10 @@ class Outcome:
     expected: int = 0
     got: int = 0
     exact: bool = False
+    missing: int = 0
+    """Reference results not in the output (the backlog not processed when it was read)."""
+    extra: int = 0
+    """Output results not in the reference, or repeated: wrong output."""
     decisions: list[str] = field(default_factory=list)
 
 
@@ -315,12 +321,16 @@ def run(
             for h in (status.get("autoscaler") or {}).get("history", [])
         ]
         show("verifying", outcome.samples[-1])
+        with suppress(TimedOut):  # the backlog processed first, so the output is complete
+            wait_for("the lag drained", monitor.drained, DRAIN_S, every=2.0)
         outcome.fed_events = load.events
         expected = reference(PLAN, load.fed(), PARTITIONS)
-        got = read_committed(s.stack, f"{ns}-out", len(expected), 180, quiet=5.0)
-        output = sorted(json.dumps(json.loads(value), sort_keys=True) for value, _ in got)
+        got = read_committed(s.stack, f"{ns}-out", len(expected), 120, quiet=5.0)
+        output = [json.dumps(json.loads(value), sort_keys=True) for value, _ in got]
         outcome.expected, outcome.got = len(expected), len(output)
-        outcome.exact = output == expected
+        outcome.missing = sum((Counter(expected) - Counter(output)).values())
+        outcome.extra = sum((Counter(output) - Counter(expected)).values())
+        outcome.exact = sorted(output) == expected
     return outcome
 
 
@@ -391,6 +401,12 @@ class _Monitor:
         for m in mine:
             self.migrations[m["metadata"]["name"]] = m
         return sorted(mine, key=lambda m: m["metadata"]["creationTimestamp"])
+
+    def drained(self) -> bool:
+        """Every instance reports no lag."""
+        loads = worker_loads(self.s, self.ns, self.s.kube.status(SQ, self.ns, "q"))
+        lags = [int(v) for load in loads.values() for v in (load.get("lag_records") or {}).values()]
+        return bool(loads) and sum(lags) == 0
 
     def _recorded(self, name: str) -> dict[str, Any] | None:
         return _recorded(self.s.kube.status(MIG, self.ns, name))

@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     verdict = "EQUAL to" if outcome.exact else "DIFFERENT from"
     print(
         f"verification: the whole output ({outcome.got} results of {outcome.fed_events:,} "
-        f"events) is {verdict} the reference ({outcome.expected} results)"
+        f"events) is {verdict} the reference ({outcome.expected} results; {outcome.missing} "
+        f"missing: backlog not processed, {outcome.extra} not in the reference)"
     )
     rescaled = bool(outcome.rescales) and all(
         r.phase == "Succeeded" and r.exact is True for r in outcome.rescales

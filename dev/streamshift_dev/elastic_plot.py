@@ -4,7 +4,6 @@ output gap against the rhythm before it."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,10 +15,12 @@ from matplotlib import pyplot
 from streamshift_dev.elastic_timeline import Rescale, Sample
 
 
-def processed_rates(samples: Sequence[Sample]) -> list[float]:
-    """Records per second processed between consecutive samples (0 for the first)."""
+def processed_rates(samples: Sequence[Sample], over: int = 1) -> list[float]:
+    """Records per second processed over the `over` samples up to each (0 for the first): the
+    lag the instances report moves in steps, so the figure averages over a few."""
     rates = [0.0]
-    for before, after in itertools.pairwise(samples):
+    for i in range(1, len(samples)):
+        before, after = samples[max(0, i - over)], samples[i]
         span = after.t - before.t
         rates.append(max(0.0, (after.processed - before.processed) / span) if span > 0 else 0.0)
     return rates
@@ -38,7 +39,8 @@ def plot(
         3, 1, sharex=True, figsize=(11, 8), height_ratios=(3, 2, 1.3)
     )
     rates.plot(t, [s.rate_in for s in samples], label="input records/s", color="tab:blue")
-    rates.plot(t, processed_rates(samples), label="processed records/s", color="tab:green")
+    processed = processed_rates(samples, over=5)
+    rates.plot(t, processed, label="processed records/s (5 s mean)", color="tab:green")
     rates.set_ylabel("records/s")
     lag.plot(t, [s.lag_seconds for s in samples], color="tab:red")
     lag.set_ylabel("lag (s of input)")

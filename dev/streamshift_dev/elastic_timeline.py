@@ -69,9 +69,14 @@ class Rescale:
 def recover_seconds(
     samples: Sequence[Sample], step_up: float, rescales: Sequence[Rescale], tolerance_s: float
 ) -> float | None:
-    """Seconds from `step_up` to the first sample after the first scale-up that began after it
-    ended with the lag under `tolerance_s`; None without such a scale-up or sample."""
-    ups = [r for r in rescales if r.up and r.started >= step_up and r.ended is not None]
+    """Seconds from `step_up` to the first sample after the first successful scale-up that
+    began after it ended with the lag under `tolerance_s`; None without such a scale-up or
+    sample."""
+    ups = [
+        r
+        for r in rescales
+        if r.up and r.phase == "Succeeded" and r.started >= step_up and r.ended is not None
+    ]
     if not ups:
         return None
     ended = min(r.ended for r in ups if r.ended is not None)

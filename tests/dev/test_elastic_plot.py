@@ -17,6 +17,7 @@ def test_processed_rates_are_the_growth_between_samples() -> None:
         Sample(3.0, 0, 1600, 0, 0.0, 1),
     ]
     assert processed_rates(samples) == [0.0, 500.0, 500.0, 0.0]
+    assert processed_rates(samples, over=3) == [0.0, 500.0, 500.0, 1600 / 3]
 
 
 def test_the_figure_is_a_png(tmp_path: Path) -> None:

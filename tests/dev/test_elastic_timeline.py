@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from streamshift_dev.elastic_timeline import (
     Rescale,
@@ -64,6 +66,8 @@ def test_no_recovery_without_a_scale_up_or_while_it_runs() -> None:
     assert recover_seconds(SAMPLES, 40, [DOWN], 10) is None
     assert recover_seconds(SAMPLES, 40, [rescale(48, None, 3)], 10) is None
     assert recover_seconds(SAMPLES, 40, [rescale(20, 30, 3)], 10) is None  # before the step
+    rolled_back = dataclasses.replace(UP, phase="RolledBack")
+    assert recover_seconds(SAMPLES, 40, [rolled_back], 10) is None
 
 
 @pytest.mark.parametrize(
