@@ -60,7 +60,9 @@ def plot(
         gap = "gap n/a" if rescale.gap_s is None else f"gap {rescale.gap_s:.1f}s"
         if ratio is not None:
             gap += f" ({ratio:.2f}x rhythm)"
-        label = f"{rescale.from_parallelism}->{rescale.to_parallelism} {rescale.protocol}\n{gap}"
+        outcome = "" if rescale.phase == "Succeeded" else f" {rescale.phase}"
+        moved = f"{rescale.from_parallelism}->{rescale.to_parallelism}"
+        label = f"{moved} {rescale.protocol}{outcome}\n{gap}"
         rates.annotate(
             label,
             (rescale.started, 1.0),
