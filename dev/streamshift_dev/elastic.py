@@ -1,0 +1,467 @@
+"""The elastic scenario of `make bench-autoscaler` and `make demo-elastic`: Nexmark q8 on the
+local stack, worker pods limited to a fraction of a core, the autoscaler on, a load that steps
+up and back down; sampled once a second, its output verified against the reference.
+
+q8 (persons joined with the auctions they created in the same tumbling window, keyed by the
+person) rather than the issue's q5: q5's hot-item maximum is over all auctions, a global plan
+that runs on one instance only (the plan check refuses more), so the autoscaler never scales it.
+
+The operator runs as users run it (`kopf run`, `stack_driver.OperatorProcess`) watching the
+namespaces `elastic-*`; each run has its own namespace, topics and snapshots, removed after it.
+`capacity` measures what one worker processes at its CPU limit (input produced flat out, far
+above it); `run` is the autoscaled scenario (`elastic_load` produces the step, event time at
+wall time). A sample reads the query's status, its Migrations and each instance's `/v1/status`
+`load` (the lag of its partitions).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from streamshift_dev import elastic_load
+from streamshift_dev.elastic_timeline import Rescale, Sample, optimum
+from streamshift_dev.reference import reference
+from streamshift_dev.stack_driver import (
+    MIG,
+    SQ,
+    TERMINAL,
+    TOKEN,
+    Kube,
+    OperatorProcess,
+    Stack,
+    TimedOut,
+    delete_snapshots,
+    delete_topics,
+    ensure_bucket,
+    read_committed,
+    stream_query,
+    wait_for,
+)
+
+PLAN = "nexmark-q8"
+PARTITIONS = 4
+CONTROL_PORT = 8080
+READY_S = 120.0
+DRAIN_S = 240.0
+CAUSE_LABEL = "streamshift.io/cause"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The scenario: the workers' CPU limit and the autoscaler's policy."""
+
+    cpu_limit_m: int = 60
+    target: float = 0.6
+    """The autoscaler's target utilization (`spec.autoscaler.targetUtilization`)."""
+    lag_tolerance_s: int = 10
+    metric_window_s: int = 10
+    stabilization_s: int = 20
+    scale_down_delay_s: int = 20
+
+    def autoscaler(self) -> dict[str, Any]:
+        return {
+            "enabled": True,
+            "minParallelism": 1,
+            "maxParallelism": PARTITIONS,
+            "targetUtilization": self.target,
+            "lagToleranceSeconds": self.lag_tolerance_s,
+            "metricWindowSeconds": self.metric_window_s,
+            "stabilizationSeconds": self.stabilization_s,
+            "scaleDownDelaySeconds": self.scale_down_delay_s,
+        }
+
+    def resources(self) -> dict[str, Any]:
+        return {
+            "requests": {"cpu": f"{self.cpu_limit_m}m", "memory": "256Mi"},
+            "limits": {"cpu": f"{self.cpu_limit_m}m", "memory": "1Gi"},
+        }
+
+
+@dataclass(frozen=True)
+class Phases:
+    """Seconds of low load before the step up, of high load, and at most after the step down
+    (the run ends `settle_s` after the scale-down back to 1, or at the limit)."""
+
+    low_s: int = 40
+    high_s: int = 150
+    after_s: int = 240
+    settle_s: int = 20
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """One worker at its CPU limit with input always waiting: records per busy second (what
+    it keeps up with), its busy ratio and records per second then, and the rate this process
+    produced at meanwhile (flat out: the most a step can ask of it)."""
+
+    records_per_s: float
+    busy_ratio: float
+    processed_per_s: float
+    produced_per_s: float
+
+
+@dataclass
+class Outcome:
+    """An autoscaled run: its samples, the autoscaler's rescales, and the output check."""
+
+    step_up: float
+    step_down: float
+    samples: list[Sample] = field(default_factory=list)
+    rescales: list[Rescale] = field(default_factory=list)
+    fed_events: int = 0
+    expected: int = 0
+    got: int = 0
+    exact: bool = False
+    missing: int = 0
+    """Reference results not in the output (the backlog not processed when it was read)."""
+    extra: int = 0
+    """Output results not in the reference, or repeated: wrong output."""
+    decisions: list[str] = field(default_factory=list)
+
+
+Show = Callable[[str, Sample], None]
+
+
+@dataclass(frozen=True)
+class StepRates:
+    """The step's rates (records/s) from one worker's capacity: `low` about half of what one
+    worker runs at the target utilization, `high` about three workers' (`high_workers` of it),
+    and the fewest workers that keep up with `high` at the target (the optimum)."""
+
+    at_target: float
+    low: float
+    high: float
+    optimum: int
+
+    @classmethod
+    def of(cls, measured: Capacity, target: float, high_workers: float = 2.6) -> StepRates:
+        at_target = measured.records_per_s * target
+        best = optimum(at_target * high_workers, measured.records_per_s, target)
+        return cls(at_target, 0.5 * at_target, high_workers * at_target, best)
+
+
+def progress_line(phase: str, s: Sample) -> str:
+    """One line of the run's state: what `make demo-elastic` refreshes in place."""
+    migration = s.migration or "-"
+    return (
+        f"{s.t:6.1f}s {phase:9} in {s.rate_in:8,.0f}/s processed {s.processed:11,} "
+        f"lag {s.lag_records:9,} ({s.lag_seconds:5.1f}s) parallelism {s.parallelism} "
+        f"migration {migration} autoscaler {s.autoscaler or '-'}"
+    )
+
+
+class Session:
+    """The local stack, the operator process and the namespaces of the runs."""
+
+    def __init__(self, stack: Stack, kube: Kube, log_dir: Path) -> None:
+        self.stack, self.kube, self.log_dir = stack, kube, log_dir
+
+
+@contextmanager
+def session(log_dir: Path) -> Iterator[Session]:
+    """The CRDs installed and the operator running (its log under `log_dir`) until the end."""
+    stack = Stack.running()
+    kube = Kube(stack)
+    kube.install_crds()
+    ensure_bucket(stack)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    operator = OperatorProcess(stack, "elastic-*", log_dir / "operator.log")
+    try:
+        yield Session(stack, kube, log_dir)
+    finally:
+        operator.stop()
+
+
+@contextmanager
+def namespace(s: Session, role: str) -> Iterator[str]:
+    """A fresh namespace `elastic-<role>-<id>` with the Secrets; removed afterwards with its
+    topics and snapshots."""
+    name = f"elastic-{role}-{uuid.uuid4().hex[:6]}"
+    s.kube.namespace(name)
+    try:
+        yield name
+    finally:
+        s.kube.delete_namespace(name, timeout=120)
+        delete_topics(s.stack, f"{name}-")
+        delete_snapshots(s.stack, f"{name}/")
+
+
+def query_body(s: Session, ns: str, settings: Settings, autoscaled: bool) -> dict[str, Any]:
+    """The q8 StreamQuery at parallelism 1, with the autoscaler or without."""
+    inputs = list(elastic_load.INPUTS)
+    body = stream_query("q", {}, inputs, ns, PARTITIONS, 1, s.stack)
+    spec = body["spec"]
+    spec["plan"] = {"builtin": PLAN}
+    spec["resources"] = settings.resources()
+    if autoscaled:
+        spec["autoscaler"] = settings.autoscaler()
+    return body
+
+
+def start_query(s: Session, ns: str, settings: Settings, autoscaled: bool) -> None:
+    s.kube.create(SQ, ns, query_body(s, ns, settings, autoscaled))
+    wait_for("q Running", lambda: s.kube.running(ns, "q"), READY_S, every=1.0)
+
+
+def worker_loads(s: Session, ns: str, status: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each placement instance's `/v1/status` `load`, by pod (those that answered)."""
+    pods = {i["pod"] for i in status.get("instances") or []}
+    ips = {
+        p.metadata.name: p.status.pod_ip
+        for p in s.kube.core.list_namespaced_pod(ns).items
+        if p.metadata.name in pods and p.status.pod_ip
+    }
+    loads = {}
+    for pod, ip in ips.items():
+        request = urllib.request.Request(
+            f"http://{ip}:{CONTROL_PORT}/v1/status", headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=2) as response:
+                loads[pod] = dict(json.loads(response.read()).get("load") or {})
+        except (OSError, ValueError):
+            continue
+    return loads
+
+
+def capacity(
+    s: Session, settings: Settings, measure_s: float, say: Callable[[str], None]
+) -> Capacity:
+    """One worker at parallelism 1, its input produced flat out (far above what it processes):
+    its records processed per busy second over `measure_s` seconds once a backlog waits (DS2's
+    true rate with input always there; under the CPU limit, throttled time counts as busy), its
+    records processed per second then, and its busy ratio at the end."""
+    with namespace(s, "capacity") as ns:
+        start_query(s, ns, settings, autoscaled=False)
+        generator = elastic_load.config(PARTITIONS, elastic_load.events_for(30_000))
+        load = elastic_load.Producing(s.stack.kafka, ns, generator, flat_out=True)
+        load.start()
+        try:
+            time.sleep(8)  # the backlog builds up; the worker's load window fills
+            first = _one_worker_load(s, ns)
+            time.sleep(measure_s)
+            last = _one_worker_load(s, ns)
+            produced = load.records / (time.monotonic() - load.started)
+        finally:
+            load.stop()
+        processed = int(last[1]["processed"]) - int(first[1]["processed"])
+        busy = float(last[1]["busy_seconds"]) - float(first[1]["busy_seconds"])
+        per_second = processed / (last[0] - first[0])
+        true_rate = processed / busy if busy > 0 else 0.0
+        lag = sum(int(v) for v in (last[1].get("lag_records") or {}).values())
+        say(
+            f"capacity: one worker at {settings.cpu_limit_m}m processed {true_rate:,.0f} records "
+            f"per busy second ({per_second:,.0f}/s, busy ratio {last[1].get('busy_ratio')}) with "
+            f"input waiting (produced {load.records:,} at {produced:,.0f}/s, {lag:,} waiting)"
+        )
+        if lag <= 0 or true_rate <= 0:
+            raise RuntimeError("the producer could not keep one worker busy: lower --cpu-limit")
+        return Capacity(true_rate, float(last[1].get("busy_ratio") or 0.0), per_second, produced)
+
+
+def _one_worker_load(s: Session, ns: str) -> tuple[float, dict[str, Any]]:
+    def answered() -> dict[str, Any] | None:
+        loads = worker_loads(s, ns, s.kube.status(SQ, ns, "q"))
+        return next(iter(loads.values()), None)
+
+    load: dict[str, Any] = wait_for("the worker's load", answered, 30, every=0.5)
+    return time.monotonic(), load
+
+
+def run(
+    s: Session,
+    settings: Settings,
+    phases: Phases,
+    low_rate: float,
+    high_rate: float,
+    show: Show,
+) -> Outcome:
+    """The autoscaled q8 under a step from `low_rate` to `high_rate` records/s and back."""
+    step_until = phases.low_s + phases.high_s
+    generator = elastic_load.config(
+        PARTITIONS,
+        elastic_load.events_for(low_rate),
+        elastic_load.events_for(high_rate),
+        phases.low_s,
+        step_until,
+    )
+    outcome = Outcome(step_up=float(phases.low_s), step_down=float(step_until))
+    with namespace(s, "run") as ns:
+        start_query(s, ns, settings, autoscaled=True)
+        load = elastic_load.Producing(s.stack.kafka, ns, generator)
+        load.start()
+        monitor = _Monitor(s, ns, load)
+        try:
+            while True:
+                sample = monitor.sample()
+                outcome.samples.append(sample)
+                phase = _phase(sample.t, outcome)
+                show(phase, sample)
+                limit = sample.t >= outcome.step_down + phases.after_s
+                settled = _settled(outcome, phases, sample) and monitor.all_recorded()
+                if limit or (sample.t >= outcome.step_down and settled):
+                    break
+                time.sleep(max(0.0, 1.0 - (time.monotonic() - load.started - sample.t)))
+        finally:
+            load.stop()
+        outcome.rescales = monitor.rescales()
+        status = s.kube.status(SQ, ns, "q")
+        outcome.decisions = [
+            f"{h['action']} {h['fromParallelism']} -> {h['toParallelism']}: {h['reason']}"
+            for h in (status.get("autoscaler") or {}).get("history", [])
+        ]
+        show("verifying", outcome.samples[-1])
+        with suppress(TimedOut):  # the backlog processed first, so the output is complete
+            wait_for("the lag drained", monitor.drained, DRAIN_S, every=2.0)
+        outcome.fed_events = load.events
+        expected = reference(PLAN, load.fed(), PARTITIONS)
+        got = read_committed(s.stack, f"{ns}-out", len(expected), 120, quiet=5.0)
+        output = [json.dumps(json.loads(value), sort_keys=True) for value, _ in got]
+        outcome.expected, outcome.got = len(expected), len(output)
+        outcome.missing = sum((Counter(expected) - Counter(output)).values())
+        outcome.extra = sum((Counter(output) - Counter(expected)).values())
+        outcome.exact = sorted(output) == expected
+    return outcome
+
+
+def _phase(t: float, outcome: Outcome) -> str:
+    if t < outcome.step_up:
+        return "low"
+    return "high" if t < outcome.step_down else "low again"
+
+
+def _settled(outcome: Outcome, phases: Phases, now: Sample) -> bool:
+    """Scaled up before, and back at parallelism 1 with no Migration for `settle_s`."""
+    quiet = [s for s in outcome.samples if s.t >= now.t - phases.settle_s]
+    scaled = any(s.parallelism > 1 for s in outcome.samples)
+    return (
+        scaled
+        and quiet[0].t <= now.t - phases.settle_s + 1.5
+        and all(s.parallelism == 1 and not s.migration for s in quiet)
+    )
+
+
+class _Monitor:
+    """Samples the query once a second; remembers when each autoscaler Migration was seen
+    live and terminal."""
+
+    def __init__(self, s: Session, ns: str, load: elastic_load.Producing) -> None:
+        self.s, self.ns, self.load = s, ns, load
+        self.lag = 0
+        self.seen: dict[str, tuple[float, float | None]] = {}
+        self.migrations: dict[str, dict[str, Any]] = {}
+
+    def sample(self) -> Sample:
+        t = time.monotonic() - self.load.started
+        status = self.s.kube.status(SQ, self.ns, "q")
+        loads = worker_loads(self.s, self.ns, status)
+        if loads:
+            self.lag = sum(
+                int(v) for load in loads.values() for v in (load.get("lag_records") or {}).values()
+            )
+        rate = self.load.rate(over_s=5.0)
+        live = ""
+        for migration in self._autoscaler_migrations():
+            name = migration["metadata"]["name"]
+            phase = str((migration.get("status") or {}).get("phase") or "Queued")
+            started, ended = self.seen.get(name, (t, None))
+            if phase in TERMINAL and ended is None:
+                ended = t
+            self.seen[name] = (started, ended)
+            if phase not in TERMINAL:
+                live = f"{name} {phase}"
+        return Sample(
+            t=round(t, 2),
+            rate_in=round(self.load.rate(over_s=1.0), 1),
+            processed=max(0, self.load.records - self.lag),
+            lag_records=self.lag,
+            lag_seconds=round(self.lag / rate, 2) if rate > 0 else 0.0,
+            parallelism=len(status.get("instances") or []),
+            migration=live,
+            autoscaler=_decision(status.get("autoscaler") or {}),
+        )
+
+    def _autoscaler_migrations(self) -> list[dict[str, Any]]:
+        found = self.s.kube.custom.list_namespaced_custom_object(
+            "streamshift.io", "v1alpha1", self.ns, MIG
+        )["items"]
+        mine = [
+            m for m in found if m["metadata"].get("labels", {}).get(CAUSE_LABEL) == "autoscaler"
+        ]
+        for m in mine:
+            self.migrations[m["metadata"]["name"]] = m
+        return sorted(mine, key=lambda m: m["metadata"]["creationTimestamp"])
+
+    def drained(self) -> bool:
+        """Every instance reports no lag."""
+        loads = worker_loads(self.s, self.ns, self.s.kube.status(SQ, self.ns, "q"))
+        lags = [int(v) for load in loads.values() for v in (load.get("lag_records") or {}).values()]
+        return bool(loads) and sum(lags) == 0
+
+    def _recorded(self, name: str) -> dict[str, Any] | None:
+        return _recorded(self.s.kube.status(MIG, self.ns, name))
+
+    def all_recorded(self) -> bool:
+        """Every autoscaler Migration seen has ended and recorded its verification."""
+        return all(_recorded(m.get("status") or {}) for m in self.migrations.values())
+
+    def rescales(self) -> list[Rescale]:
+        """The autoscaler's Migrations, oldest first, each once it has ended (waited for)."""
+        found: list[Rescale] = []
+        for name, (started, _) in sorted(self.seen.items(), key=lambda item: item[1][0]):
+            try:
+                status = wait_for(f"{name} recorded", partial(self._recorded, name), 60, every=1.0)
+            except TimedOut:  # the run's limit came first: what it has recorded
+                status = self.s.kube.status(MIG, self.ns, name)
+            spec = self.migrations[name]["spec"]
+            cost = status.get("cost") or {}
+            check = status.get("verification") or {}
+            found.append(
+                Rescale(
+                    name=name,
+                    started=started,
+                    ended=self.seen[name][1],
+                    from_parallelism=_from(found),
+                    to_parallelism=int(spec["target"]["parallelism"]),
+                    protocol=str(status.get("protocol") or spec.get("protocol")),
+                    phase=str(status.get("phase")),
+                    gap_s=cost.get("outputGapSeconds"),
+                    gap_before_s=cost.get("outputGapBeforeSeconds"),
+                    exact=check.get("exact"),
+                )
+            )
+        return found
+
+
+def _decision(autoscaler: dict[str, Any]) -> str:
+    """`action recommended (true rate R/s)` from `status.autoscaler`, or empty."""
+    if not autoscaler.get("action"):
+        return ""
+    rate = autoscaler.get("loadedTrueRate") or autoscaler.get("trueRate")
+    used = "" if rate is None else f" at {float(rate):,.0f}/busy-s"
+    return f"{autoscaler['action']} {autoscaler.get('recommendedParallelism')}{used}"
+
+
+def _recorded(status: dict[str, Any]) -> dict[str, Any] | None:
+    """The Migration's status once it has ended and its verification is done (or it failed)."""
+    if status.get("phase") not in TERMINAL:
+        return None
+    if status.get("phase") == "Succeeded" and "exact" not in (status.get("verification") or {}):
+        return None
+    return status
+
+
+def _from(before: list[Rescale]) -> int:
+    """The parallelism a Migration started from: the last successful one's target, else 1."""
+    done = [r for r in before if r.phase == "Succeeded"]
+    return done[-1].to_parallelism if done else 1

@@ -1,0 +1,136 @@
+"""The input of an elastic run: Nexmark persons and auctions (what q8 reads) produced to Kafka
+from this process, at the rate a generator config's rate shape gives, with event time kept at
+wall time (as `spark.pacing` does for the Spark generator: every tick writes the events whose
+event time is due by then, `nexmark.rates.events_before`). So q8's tumbling windows close at
+wall-clock pace whatever the rate, and the output rhythm a rescale's gap is set against is the
+window's length.
+
+`Producing` is a thread; `fed()` is everything produced, for the reference (the generator's
+events do not depend on how they were sliced). Bids are generated (their proportion is 1) but
+not produced: q8 does not read them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+
+from confluent_kafka import Producer
+from streamshift_engine.events.batch import Batch
+from streamshift_engine.events.wire import encode_json
+from streamshift_engine.nexmark.config import GeneratorConfig
+from streamshift_engine.nexmark.generator import generate
+from streamshift_engine.nexmark.rates import events_before
+
+INPUTS = ("person", "auction")
+SEED = 7
+TICK_S = 0.1
+RECORDS_PER_EVENT = 0.8
+"""Persons and auctions among the events with bid proportion 1 (person 1, auction 3, bid 1)."""
+
+
+def config(
+    partitions: int, low: int, high: int = 0, step_at_s: int = 0, step_until_s: int = 0
+) -> GeneratorConfig:
+    """Events per second `low`, or a step to `high` from `step_at_s` to `step_until_s` (seconds
+    of event time, which runs at wall time here)."""
+    if not high:
+        return GeneratorConfig(partitions=partitions, events_per_second=low, bid_proportion=1)
+    return GeneratorConfig(
+        partitions=partitions,
+        events_per_second=low,
+        bid_proportion=1,
+        rate_shape="step",
+        next_events_per_second=high,
+        step_at_s=step_at_s,
+        step_until_s=step_until_s,
+    )
+
+
+def events_for(records_per_second: float) -> int:
+    """Events per second that give `records_per_second` person and auction records."""
+    return max(1, round(records_per_second / RECORDS_PER_EVENT))
+
+
+class Producing(threading.Thread):
+    """Produces `{prefix}-person` and `{prefix}-auction` records at the config's rate from
+    `start()` until `stop()`; or, `flat_out`, as fast as it can."""
+
+    def __init__(
+        self, bootstrap: str, prefix: str, generator: GeneratorConfig, flat_out: bool = False
+    ) -> None:
+        super().__init__(daemon=True)
+        self.prefix, self.generator, self.flat_out = prefix, generator, flat_out
+        self.producer = Producer(
+            {"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True}
+        )
+        self.events = 0
+        self.records = 0
+        self.started = 0.0
+        self.history: deque[tuple[float, int]] = deque(maxlen=64)
+        self.stopping = threading.Event()
+        self.failure: BaseException | None = None
+
+    def run(self) -> None:
+        self.started = time.monotonic()
+        try:
+            while not self.stopping.is_set():
+                elapsed = time.monotonic() - self.started
+                if self.flat_out:
+                    due = 20_000
+                else:
+                    due = events_before(self.generator, round(elapsed * 1000)) - self.events
+                if due > 0:
+                    self._produce(due)
+                if not self.flat_out:
+                    self.stopping.wait(
+                        max(0.0, TICK_S - (time.monotonic() - self.started - elapsed))
+                    )
+            if self.producer.flush(60):
+                raise RuntimeError("records still unsent 60 s after the load stopped")
+        except BaseException as error:  # reported by stop()
+            self.failure = error
+
+    def _produce(self, count: int) -> None:
+        events = generate(SEED, self.events, count, self.generator)
+        for name in INPUTS:
+            batch = events[name]
+            for partition in sorted(set(batch.partition.tolist())):
+                part = batch.take(batch.partition == partition)
+                for value in encode_json(part):
+                    self._send(f"{self.prefix}-{name}", value, partition)
+                self.records += len(part)
+        self.events += count
+        self.history.append((time.monotonic(), self.records))
+
+    def _send(self, topic: str, value: bytes, partition: int) -> None:
+        while True:
+            try:
+                self.producer.produce(topic, value, partition=partition)
+                break
+            except BufferError:  # the local queue is full: let it drain
+                self.producer.poll(0.05)
+        self.producer.poll(0)
+
+    def rate(self, over_s: float = 1.0) -> float:
+        """Records per second produced over about the last `over_s` seconds."""
+        points = list(self.history)
+        if len(points) < 2:
+            return 0.0
+        now_t, now_n = points[-1]
+        older = [p for p in points if p[0] <= now_t - over_s] or points[:1]
+        then_t, then_n = older[-1]
+        return (now_n - then_n) / (now_t - then_t) if now_t > then_t else 0.0
+
+    def stop(self) -> None:
+        """Stop producing and wait until every record is in Kafka."""
+        self.stopping.set()
+        self.join(90)
+        if self.failure is not None:
+            raise self.failure
+
+    def fed(self) -> dict[str, Batch]:
+        """Every event produced, one batch per input."""
+        events = generate(SEED, 0, self.events, self.generator)
+        return {name: events[name] for name in INPUTS}

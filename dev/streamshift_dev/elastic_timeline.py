@@ -1,0 +1,134 @@
+"""What an elastic run's timeline says (pure): the figures of `make bench-autoscaler` and
+`make demo-elastic` from the samples the scenario took once a second and the rescales the
+autoscaler's Migrations record.
+
+- recover-s: seconds from the step up to the first sample, once the scale-up Migration has
+  ended, with the lag under the tolerance (the load is met again at the new parallelism);
+- rescales per direction, and the parallelism chosen for the high load (the highest target of
+  a scale-up begun while it lasted);
+- the optimum: the fewest instances that keep up with the high load at the target utilization,
+  from one instance's measured capacity;
+- gap ratio: each rescale's output gap over the output rhythm before it (the Migration's
+  recorded `outputGapSeconds` / `outputGapBeforeSeconds`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The run at one moment, `t` seconds after the load began."""
+
+    t: float
+    rate_in: float
+    """Input records per second produced over the last second."""
+    processed: int
+    """Input records read by the query so far (produced less the lag)."""
+    lag_records: int
+    lag_seconds: float
+    parallelism: int
+    migration: str = ""
+    """The live Migration of the query and its phase ("name phase"), or empty."""
+    autoscaler: str = ""
+    """The autoscaler's last decision: action, recommended parallelism, true rate used."""
+
+
+@dataclass(frozen=True)
+class Rescale:
+    """One of the autoscaler's Migrations, as its status records it."""
+
+    name: str
+    started: float
+    """Seconds after the load began that it was first seen live."""
+    ended: float | None
+    """When it was first seen terminal, if it was."""
+    from_parallelism: int
+    to_parallelism: int
+    protocol: str
+    phase: str
+    gap_s: float | None
+    gap_before_s: float | None
+    exact: bool | None
+    """Its own verification (`status.verification.exact`), if done."""
+
+    @property
+    def up(self) -> bool:
+        return self.to_parallelism > self.from_parallelism
+
+    @property
+    def gap_ratio(self) -> float | None:
+        if self.gap_s is None or not self.gap_before_s:
+            return None
+        return self.gap_s / self.gap_before_s
+
+
+def recover_seconds(
+    samples: Sequence[Sample], step_up: float, rescales: Sequence[Rescale], tolerance_s: float
+) -> float | None:
+    """Seconds from `step_up` to the first sample after the first successful scale-up that
+    began after it ended with the lag under `tolerance_s`; None without such a scale-up or
+    sample."""
+    ups = [
+        r
+        for r in rescales
+        if r.up and r.phase == "Succeeded" and r.started >= step_up and r.ended is not None
+    ]
+    if not ups:
+        return None
+    ended = min(r.ended for r in ups if r.ended is not None)
+    for sample in samples:
+        if sample.t >= ended and sample.lag_seconds < tolerance_s:
+            return sample.t - step_up
+    return None
+
+
+def optimum(high_rate: float, capacity: float, target: float) -> int:
+    """The fewest instances of `capacity` records/s each whose share of `high_rate` stays at or
+    under `target` of it."""
+    return max(1, math.ceil(high_rate / (capacity * target) - 1e-9))
+
+
+def chosen(
+    samples: Sequence[Sample], rescales: Sequence[Rescale], step_up: float, step_down: float
+) -> int:
+    """The parallelism chosen for the high load: the highest target of a scale-up begun while
+    it lasted (it may end after it), else the highest parallelism while it lasted."""
+    targets = [r.to_parallelism for r in rescales if r.up and step_up <= r.started < step_down]
+    during = [s.parallelism for s in samples if step_up <= s.t < step_down]
+    return max(targets or during or [0])
+
+
+def gap_ratio_max(rescales: Sequence[Rescale]) -> float | None:
+    """The largest gap ratio among the rescales that recorded one."""
+    ratios = [r.gap_ratio for r in rescales if r.gap_ratio is not None]
+    return max(ratios, default=None)
+
+
+def max_lag_after(samples: Sequence[Sample], since: float) -> float:
+    """The highest lag in seconds from `since` on (the step down: it should not grow)."""
+    return max((s.lag_seconds for s in samples if s.t >= since), default=0.0)
+
+
+def final_line(
+    recover: float | None,
+    rescales: Sequence[Rescale],
+    chosen_parallelism: int,
+    optimum_parallelism: int,
+    ratio: float | None,
+    exact: bool,
+) -> str:
+    """`autoscaler recover-s=N rescales-up=N rescales-down=N chosen=N optimum=N
+    gap-ratio-max=R exact=B` (-1 and nan for what was not measured)."""
+    up = sum(1 for r in rescales if r.up)
+    down = len(rescales) - up
+    recover_text = "-1" if recover is None else f"{recover:.0f}"
+    ratio_text = "nan" if ratio is None else f"{ratio:.2f}"
+    return (
+        f"autoscaler recover-s={recover_text} rescales-up={up} rescales-down={down} "
+        f"chosen={chosen_parallelism} optimum={optimum_parallelism} "
+        f"gap-ratio-max={ratio_text} exact={str(exact).lower()}"
+    )
