@@ -53,14 +53,16 @@ def condition(kind: str, ok: bool, since: str, reason: str = "") -> Obj:
     return cond
 
 
-def pod_status(pod: Obj, phase: str, ip: str, start_time: str, c: ContainerView) -> Obj:
-    """The pod's whole status (sent as a merge patch: lists are replaced, not merged)."""
+def pod_status(pod: Obj, phase: str, ip: str, start_time: str, c: ContainerView, now: str) -> Obj:
+    """The pod's whole status (sent as a merge patch: lists are replaced, not merged). A
+    condition's `lastTransitionTime` is when its status last changed (`now` if it changes in
+    this report), the pod's start for its first report."""
     old = {x.get("type"): x for x in get(pod, "status", "conditions", default=[])}
 
     def cond(kind: str, ok: bool, reason: str = "") -> Obj:
         prev = old.get(kind) or {}
         same = prev.get("status") == ("True" if ok else "False")
-        since = prev.get("lastTransitionTime") if same else None
+        since = prev.get("lastTransitionTime") if same else (now if prev else start_time)
         return condition(kind, ok, since or start_time, "" if ok else reason)
 
     terminal = phase in ("Succeeded", "Failed")

@@ -55,6 +55,9 @@ class PodRunner:
         if prev.get("started") or prev.get("lastState"):  # it ran before the agent restarted
             self.view.restart_count += 1
         self.proc: ContainerProcess | None = None
+        self.reported: Obj = dict(get(pod, "status", default={}) or {})
+        """The status last computed (the pod's as read until then): conditions keep their
+        transition times from it, not from a watch event that may lag behind."""
         self.phase = "Pending"
         self._next_start = 0.0
         self._backoff = 1.0
@@ -98,7 +101,11 @@ class PodRunner:
 
     def status(self) -> Obj:
         """The pod status to report now."""
-        return pod_status(self.pod, self.phase, self.ip, self.start_time, self.view)
+        previous = {"status": self.reported}
+        self.reported = pod_status(
+            previous, self.phase, self.ip, self.start_time, self.view, now_iso()
+        )
+        return self.reported
 
     def _start(self, env_for: EnvFor) -> None:
         argv = [str(a) for a in (self.container.get("command") or [])]

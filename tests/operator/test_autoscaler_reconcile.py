@@ -190,6 +190,18 @@ def test_a_live_migration_of_the_query_holds_and_restarts_the_window() -> None:
     assert kube.patches[-1]["reason"] == "collecting a 10s metric window"
 
 
+def test_a_retry_after_a_rolled_back_migration_gets_a_name_of_its_own() -> None:
+    rolled_back = {
+        "metadata": {"name": "q5-autoscale-e0-p4"},
+        "spec": {"queryRef": {"name": "q5"}},
+        "status": {"phase": "RolledBack"},
+    }
+    kube, load = Recorder([rolled_back]), Load(rate=3000.0, capacity=1000.0)
+    passes(kube, load, spec(maxParallelism=4), 6)
+    assert [m["metadata"]["name"] for m in kube.created] == ["q5-autoscale-e0-p4-2"]
+    assert kube.patches[-1]["history"][-1]["migration"] == "q5-autoscale-e0-p4-2"
+
+
 def test_an_instance_without_a_load_report_holds() -> None:
     kube, load = Recorder(), Load(rate=3000.0, capacity=1000.0)
     load.advance(2.0)

@@ -75,7 +75,7 @@ def test_loopback_ips_are_unique_and_reused() -> None:
 
 def test_status_has_one_state_and_ready_conditions() -> None:
     view = ContainerView(name="main", image="img", restart_count=2, running_since="T1", ready=True)
-    status = pod_status(POD, "Running", "127.0.1.9", "T0", view)
+    status = pod_status(POD, "Running", "127.0.1.9", "T0", view, "T5")
     cs = status["containerStatuses"][0]
     assert list(cs["state"]) == ["running"] and cs["restartCount"] == 2 and cs["ready"]
     conds = {c["type"]: c["status"] for c in status["conditions"]}
@@ -87,6 +87,21 @@ def test_status_has_one_state_and_ready_conditions() -> None:
     }
     assert status["podIP"] == "127.0.1.9" and status["hostIP"] == "127.0.0.1"
     done = ContainerView(name="main", image="img", terminated={"exitCode": 0})
-    status = pod_status(POD, "Succeeded", "127.0.1.9", "T0", done)
+    status = pod_status(POD, "Succeeded", "127.0.1.9", "T0", done, "T5")
     assert list(status["containerStatuses"][0]["state"]) == ["terminated"]
     assert {c["type"]: c["status"] for c in status["conditions"]}["Ready"] == "False"
+
+
+def test_a_condition_that_changes_records_when_it_changed_not_the_pod_start() -> None:
+    ready = ContainerView(name="main", image="img", running_since="T1", ready=True)
+    first = pod_status(POD, "Running", "127.0.1.9", "T0", ready, "T1")
+    assert {c["type"]: c["lastTransitionTime"] for c in first["conditions"]}["Ready"] == "T0"
+    reported = {**POD, "status": first}
+    busy = ContainerView(name="main", image="img", running_since="T1", ready=False)
+    later = pod_status(reported, "Running", "127.0.1.9", "T0", busy, "T90")
+    assert [c for c in later["conditions"] if c["type"] == "Ready"] == [
+        {"type": "Ready", "status": "False", "lastTransitionTime": "T90",
+         "reason": "ContainersNotReady"}
+    ]  # fmt: skip
+    still = pod_status({**POD, "status": later}, "Running", "127.0.1.9", "T0", busy, "T95")
+    assert {c["type"]: c["lastTransitionTime"] for c in still["conditions"]}["Ready"] == "T90"

@@ -113,7 +113,8 @@ async def autoscale(
         WINDOWS.pop(uid, None)
         return
     previous = status.autoscaler
-    live = live_migration(name, await kube.list(MIGRATIONS, namespace))
+    migrations = await kube.list(MIGRATIONS, namespace)
+    live = live_migration(name, migrations)
     pods = {instance.pod for instance in status.instances}
     waiting = None
     if live is not None:
@@ -150,7 +151,8 @@ async def autoscale(
     decision = decide(obs, policy(settings, partitions, keyed), pending_of(previous), loaded)
     created = None
     if decision.act:
-        body = migration_body(query, status.epoch, decision, settings)
+        taken = {str(m["metadata"]["name"]) for m in migrations}
+        body = migration_body(query, status.epoch, decision, settings, taken)
         if await kube.create(MIGRATIONS, namespace, body):
             created = body["metadata"]["name"]
             events.normal(

@@ -6,10 +6,12 @@ most `HISTORY`, newest last; a recommend-only decision enters the history when i
 recommendation changes). The Migration is named after the placement's epoch and the chosen
 parallelism, so a retried pass creates it once; it is owned by the query, carries the reason in
 an annotation, uses the autoscaler's protocol, and verifies its output (`spec.verify`): a
-rescale nobody asked for is proven exact, or its Verified condition says what differed.
+rescale nobody asked for is proven exact, or its Verified condition says what differed. A
+retry after a Migration that rolled back (same epoch) gets a numbered name of its own.
 """
 
 import math
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,8 +38,16 @@ def pending_of(status: AutoscalerStatus | None) -> PendingScaleDown | None:
     return PendingScaleDown(pending.since.timestamp(), pending.parallelism)
 
 
-def migration_name(query: str, epoch: int, parallelism: int) -> str:
-    return f"{query}-autoscale-e{epoch}-p{parallelism}"
+def migration_name(query: str, epoch: int, parallelism: int, taken: Collection[str] = ()) -> str:
+    """`<query>-autoscale-e<epoch>-p<parallelism>`, or with `-2`, `-3`, ... after it when
+    that name is `taken`: a Migration that rolled back left the placement (and its epoch) as
+    it was, and the next attempt needs a name of its own."""
+    base = f"{query}-autoscale-e{epoch}-p{parallelism}"
+    attempt, name = 1, base
+    while name in taken:
+        attempt += 1
+        name = f"{base}-{attempt}"
+    return name
 
 
 def status_patch(
@@ -107,15 +117,20 @@ def waiting_patch(
 
 
 def migration_body(
-    query: dict[str, Any], epoch: int, decision: Decision, spec: AutoscalerSpec
+    query: dict[str, Any],
+    epoch: int,
+    decision: Decision,
+    spec: AutoscalerSpec,
+    taken: Collection[str] = (),
 ) -> dict[str, Any]:
-    """The Migration that rescales `query` (its API object) as `decision` says."""
+    """The Migration that rescales `query` (its API object) as `decision` says, named apart
+    from the Migrations `taken`."""
     name = query["metadata"]["name"]
     return {
         "apiVersion": API_VERSION,
         "kind": "Migration",
         "metadata": {
-            "name": migration_name(name, epoch, decision.parallelism),
+            "name": migration_name(name, epoch, decision.parallelism, taken),
             "labels": {"streamshift.io/query": name, CAUSE_LABEL: "autoscaler"},
             "annotations": {REASON_ANNOTATION: decision.reason},
             "ownerReferences": [
