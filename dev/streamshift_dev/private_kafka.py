@@ -15,11 +15,11 @@ import os
 import signal
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
+from streamshift_dev.process import wait_serving
 from streamshift_dev.workers import cache_dir, free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -78,14 +78,7 @@ class PrivateKafka:
         ]
         self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"private broker exited: {self.log_tail()}")
-            if self._answers():
-                return
-            time.sleep(0.2)
-        raise RuntimeError(f"private broker not up in {timeout} s: {self.log_tail()}")
+        wait_serving(self.process, self._answers, "private broker", timeout, self.log_tail)
 
     def _answers(self) -> bool:
         with socket.socket() as probe:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 
+from streamshift_dev.process import wait_serving
 from streamshift_dev.workers import cache_dir, free_port
 
 
@@ -48,14 +48,7 @@ class PrivateMinio:
         command += ["--address", f"127.0.0.1:{self.port}", str(self.folder / "data")]
         self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
         log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"private MinIO exited: {self.log_tail()}")
-            if self._ready():
-                return
-            time.sleep(0.2)
-        raise RuntimeError(f"private MinIO not ready in {timeout} s: {self.log_tail()}")
+        wait_serving(self.process, self._ready, "private MinIO", timeout, self.log_tail)
 
     def _ready(self) -> bool:
         try:

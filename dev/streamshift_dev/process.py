@@ -12,6 +12,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 
+def wait_serving(
+    process: subprocess.Popen[bytes],
+    answers: Callable[[], bool],
+    what: str,
+    timeout: float,
+    log_tail: Callable[[], str],
+) -> None:
+    """Wait until `answers()` (polled every 0.2 s); `RuntimeError` with the log's tail if
+    `process` exits first or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited: {log_tail()}")
+        if answers():
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"{what} not up in {timeout} s: {log_tail()}")
+
+
 def now_iso() -> str:
     """The current time as Kubernetes writes it (RFC 3339, seconds, UTC)."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
