@@ -60,6 +60,8 @@ class Observed:
 
     phase: str = ""
     message: str = ""
+    cause: str = ""
+    """Why the Migration rolled back or failed, if it did."""
     verified: bool | None = None
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -186,6 +188,7 @@ def _drive(case: RuntimeCase, kube: Kube, stack: Stack, ns: str, observed: Obser
             observed.phase = str(status.get("phase", ""))
             observed.message = str(status.get("message") or "")
             verdicts.append((status.get("verification") or {}).get("exact"))
+            observed.cause = _rollback_cause(status)
             prefix = f"{name}: " if len(stages) > 1 else ""
             timelines.append(prefix + _timeline(status))
             if observed.phase != "Succeeded":
@@ -202,7 +205,8 @@ def _drive(case: RuntimeCase, kube: Kube, stack: Stack, ns: str, observed: Obser
             f"{observed.tails} tails fed)"
         )
     if observed.phase != "Succeeded":
-        observed.problems.append(f"Migration {observed.phase}: {observed.message}")
+        cause = f" ({observed.cause})" if observed.cause else ""
+        observed.problems.append(f"Migration {observed.phase}: {observed.message}{cause}")
 
 
 def _follow(kube: Kube, ns: str, name: str, feeder: _Feeder) -> dict[str, Any]:
@@ -275,6 +279,14 @@ def dead_letter_problems(
                 f"{first[0]}:{first[1]}@{first[2]} {first[4][:80]!r}"
             )
     return problems
+
+
+def _rollback_cause(status: dict[str, Any]) -> str:
+    """Why a Migration rolled back or failed: the message of the phase record that began it."""
+    for record in status.get("phaseHistory") or []:
+        if record.get("phase") in ("RollingBack", "Failed") and record.get("message"):
+            return str(record["message"])
+    return ""
 
 
 def _timeline(status: dict[str, Any]) -> str:

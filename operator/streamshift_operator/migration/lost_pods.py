@@ -23,7 +23,10 @@ from enum import Enum
 from streamshift_operator.models.migration import TERMINAL, Phase, Protocol
 from streamshift_operator.streamquery.observe import PodView
 
-GRACE_S = 5.0  # a pod not ready this long is lost
+GRACE_S = 20.0
+"""A pod not ready this long is lost. A worker restoring state or in a long step on a loaded
+node misses its readiness probes (1 s apart, 3 failures) for a few seconds and is back; a
+crash-looping or hung one stays not ready. Gone, deleted and failed pods are lost at once."""
 ENDED = frozenset({"Failed", "Succeeded"})  # a worker pod never ends of its own accord
 
 
