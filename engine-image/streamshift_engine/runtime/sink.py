@@ -32,6 +32,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from streamshift_engine.events.result_json import Part, encode_results_json
 from streamshift_engine.events.results import ResultBatch
@@ -184,9 +185,13 @@ class KafkaSink:
         retrying(self.producer.commit_transaction, self.timeout, deadline, "commit_transaction")
 
     def reachable(self) -> bool:
-        """Whether a broker answers a metadata request (within 2 s)."""
+        """Whether a broker answers a metadata request (within 2 s), asked by a client of its
+        own: the producer's connections may hold requests sent while a broker was frozen,
+        which keep its own requests waiting until the socket times out (60 s), brokers back
+        or not."""
+        probe = AdminClient({"bootstrap.servers": self.config.kafka_bootstrap})
         try:
-            self.producer.list_topics(timeout=2.0)
+            probe.list_topics(timeout=2.0)
         except KafkaException:
             return False
         return True
