@@ -37,8 +37,12 @@ LOGS = Path(tempfile.gettempdir())
 """Where each run's operator log goes (`verify-runtime-<run>-operator.log`)."""
 
 
+def _namespace(case: RuntimeCase, run: str) -> str:
+    return f"vrt-{run}-{case.slug}"
+
+
 def _run(case: RuntimeCase, stack: Stack, run: str) -> Observed:
-    namespace = f"vrt-{run}-{case.slug}"
+    namespace = _namespace(case, run)
     kube = Kube(stack)
     try:
         return run_case(case, kube, stack, namespace)
@@ -47,13 +51,13 @@ def _run(case: RuntimeCase, stack: Stack, run: str) -> Observed:
 
 
 def _run_all(cases: list[RuntimeCase]) -> list[Observed]:
-    """The cases at once, under one operator process."""
+    """The cases at once, under one operator process watching their namespaces by name."""
     stack = Stack.running()
     Kube(stack).install_crds()
     ensure_bucket(stack)
     run = f"ci{time.time_ns() % 10**6}"
     log = LOGS / f"verify-runtime-{run}-operator.log"
-    operator = OperatorProcess(stack, f"vrt-{run}-*", log)
+    operator = OperatorProcess(stack, [_namespace(c, run) for c in cases], log)
     try:
         with ThreadPoolExecutor(len(cases)) as pool:
             outcomes = list(pool.map(lambda c: _run(c, stack, run), cases))
