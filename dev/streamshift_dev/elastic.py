@@ -28,6 +28,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from streamshift_operator.autoscaler.record import CAUSE_LABEL
+from streamshift_operator.resources.pods import CONTROL_PORT
+
 from streamshift_dev import elastic_load
 from streamshift_dev.elastic_timeline import Rescale, Sample, optimum
 from streamshift_dev.reference import reference
@@ -50,10 +53,8 @@ from streamshift_dev.stack_driver import (
 
 PLAN = "nexmark-q8"
 PARTITIONS = 4
-CONTROL_PORT = 8080
 READY_S = 120.0
 DRAIN_S = 240.0
-CAUSE_LABEL = "streamshift.io/cause"
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,13 @@ from streamshift_dev.runtime_cases import (
     records,
     reference,
 )
-from streamshift_dev.runtime_run import READ_S, READY_S, dead_letter_problems, result_problems
+from streamshift_dev.runtime_run import (
+    CHUNK_EVERY_S,
+    READ_S,
+    READY_S,
+    dead_letter_problems,
+    result_problems,
+)
 from streamshift_dev.stack_driver import (
     SQ,
     Kube,
@@ -44,7 +50,6 @@ from streamshift_dev.stack_driver import (
     wait_for,
 )
 
-CHUNK_EVERY_S = 0.4
 Letter = tuple[str, int, int, str, bytes]
 
 
