@@ -274,6 +274,12 @@ def delete_snapshots(stack: Stack, prefix: str) -> None:
         store.remove_object(BUCKET, str(item.object_name))
 
 
+UNSENT_S = 90
+"""How long `produce` waits for its records: a chaos scenario's broker, stopped 8 s, takes a
+while to start again on a loaded machine and then to load its transaction and producer-id
+coordinators ("Coordinator load in progress"): 30 s was too short once, at load 3."""
+
+
 def produce(stack: Stack, records: Iterable[tuple[str, int, bytes]]) -> None:
     """Write `(topic, partition, value)` records in the order given (idempotent producer: no
     gaps, so each partition's offsets are the positions of its records in that order)."""
@@ -283,8 +289,8 @@ def produce(stack: Stack, records: Iterable[tuple[str, int, bytes]]) -> None:
     for topic, partition, value in records:
         producer.produce(topic, value, partition=partition)
         producer.poll(0)
-    if producer.flush(30):
-        raise TimedOut("records still unsent after 30 s")
+    if producer.flush(UNSENT_S):
+        raise TimedOut(f"records still unsent after {UNSENT_S} s")
 
 
 Headers = dict[str, str]

@@ -5,11 +5,15 @@ any other error is raised at once."""
 from __future__ import annotations
 
 import itertools
+import queue
 import time
 from concurrent.futures import Future
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException
+from streamshift_engine.runtime.loop import Command, Worker
 from streamshift_engine.runtime.outage import (
     GIVE_UP_S,
     STUCK_S,
@@ -84,3 +88,26 @@ def test_retriable_errors_are_tried_again_and_others_raised() -> None:
 
     with pytest.raises(KafkaException):  # past its deadline a retriable error is raised too
         retrying(away, 5.0, time.monotonic() - 1, "commit_transaction")
+
+
+def test_a_stuck_commit_in_a_control_call_ends_the_worker() -> None:
+    """A role's action that commits (a state-transfer origin's snapshot) meets the stuck
+    commit: its caller gets the error and the loop raises it, so the worker exits and is
+    restarted, instead of answering every later call with the same error."""
+    fake = SimpleNamespace(commands=queue.Queue(), _catch_up=lambda: None)
+
+    def stuck(_: Worker) -> None:
+        raise CommitStuck("the Kafka commit has not ended after 61 s")
+
+    def refused(_: Worker) -> None:
+        raise ValueError("no such role")
+
+    other = Command(refused)
+    fake.commands.put(other)
+    Worker._commands(cast(Worker, fake))  # any other error goes to the caller alone
+    assert isinstance(other.future.exception(), ValueError)
+    command = Command(stuck)
+    fake.commands.put(command)
+    with pytest.raises(CommitStuck):
+        Worker._commands(cast(Worker, fake))
+    assert isinstance(command.future.exception(), CommitStuck)

@@ -93,6 +93,10 @@ class TrackOrigin(Role):
             port.hand_over(self.partitions)
             self.done = True
 
+    def splitting_output(self) -> frozenset[int]:
+        """Results of new tuples alone are the targets'."""
+        return frozenset() if self.done else self.partitions
+
     def prompt_commits(self) -> bool:
         return not self.done
 

@@ -61,6 +61,13 @@ class Role:
         commits them until then, so this instance's commits and snapshots leave them out."""
         return frozenset()
 
+    def splitting_output(self) -> frozenset[int]:
+        """Partitions whose results this instance splits with a target: it emits its side
+        only, so its commits mark their positions and it takes no snapshot of them meanwhile
+        (an origin recovered by a rollback then emits what the output lacks,
+        `runtime.published`)."""
+        return frozenset()
+
     def prompt_commits(self) -> bool:
         """Whether the other side waits on this instance's commits (commit at the short
         interval)."""
@@ -78,6 +85,7 @@ class Role:
             "role": self.side,
             "partitions": sorted(self.partitions),
             "done": self.done,
+            "splitting_output": sorted(self.splitting_output()),
         }
 
 

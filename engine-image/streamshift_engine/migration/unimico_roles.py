@@ -159,6 +159,10 @@ class UniMiCoOrigin(Role):
             }
         return self.answer or {"ready": False}
 
+    def splitting_output(self) -> frozenset[int]:
+        """From the split `A` on, results after it are the targets'."""
+        return frozenset() if self.done or self.activation is None else self.partitions
+
     def take_back(self) -> None:
         """The hand-off is abandoned before the target started: this instance keeps every
         result of its partitions."""

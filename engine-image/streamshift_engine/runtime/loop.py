@@ -37,7 +37,9 @@ from streamshift_engine.runtime.config import WorkerConfig
 from streamshift_engine.runtime.load import Load, kafka_records
 from streamshift_engine.runtime.manifest import Manifest
 from streamshift_engine.runtime.metrics import Metrics
+from streamshift_engine.runtime.outage import CommitStuck
 from streamshift_engine.runtime.port import WorkerPort
+from streamshift_engine.runtime.published import Published
 from streamshift_engine.runtime.sink import KafkaSink
 from streamshift_engine.runtime.snapshots import SnapshotFailed, SnapshotStore
 from streamshift_engine.runtime.source import KafkaSource, Position
@@ -70,6 +72,8 @@ class Worker:
         self.consumed: dict[Position, int] = {}
         self.limit: dict[Position, int] = {}
         self.emitted_below: dict[int, int | None] = {}
+        self.published: Published | None = None  # what the output holds (after a split hand-off)
+        self.restored_from: float | None = None  # when the restored snapshots were taken
         self.markers: dict[Position, int] = {}
         self.commands: queue.Queue[Command] = queue.Queue()
         self.deferred: list[Callable[[], None]] = []  # `later`
@@ -122,7 +126,8 @@ class Worker:
             if settled and now - last_commit >= self.commit_due() and not self.limit:
                 last_commit = now
                 due = now - last_snapshot >= self.config.snapshot_interval_s
-                if due and not self.taking_over():  # a snapshot covers committed input only
+                # a snapshot covers committed input only, and none while the output is split
+                if due and not self.taking_over() and not self.splitting():
                     self.commit()
                     self.snapshot_async(None, None)
                     last_snapshot = now
@@ -154,6 +159,9 @@ class Worker:
                 return
             try:
                 command.future.set_result(command.action(self))
+            except CommitStuck as error:  # the caller sees it, and the worker exits (`outage`)
+                command.future.set_exception(error)
+                raise
             except Exception as error:  # the caller sees it; the loop keeps running
                 command.future.set_exception(error)
             self._catch_up()
@@ -189,12 +197,18 @@ class Worker:
             self.consumed[position] = max(self.consumed.get(position, 0), letter.offset + 1)
         results = self.instance.poll()
         late, self.instance.dead_letters = self.instance.dead_letters, []
-        if self.limit:
+        if self.published is not None:  # replayed or not, what the output lacks
+            self._emit(*self.published.unpublished(results, dead + late))
+        elif self.limit:
             self._emit(recovery.unseen(self, results), [])
-            if all(self.consumed.get(p, 0) >= o for p, o in self.limit.items()):
-                recovery.end_replay(self)
         else:
             self._emit(results, dead + late)
+        if self.limit and all(self.consumed.get(p, 0) >= o for p, o in self.limit.items()):
+            recovery.end_replay(self)
+        if self.published is not None and self.published.passed(
+            self.instance.watermark(), self.consumed
+        ):
+            self.published = None
         for role in self.active_roles():
             role.after_output(self.port)
             self.phase = role.phase()
@@ -276,6 +290,11 @@ class Worker:
         skip results the origin never emitted, or emit some twice)."""
         return {p for role in self.roles.values() for p in role.taking_over()}
 
+    def splitting(self) -> set[int]:
+        """The partitions whose output a hand-off splits with a target (`Role.splitting_output`):
+        commits mark them, and no snapshot is taken meanwhile (`published`)."""
+        return {p for role in self.roles.values() for p in role.splitting_output()}
+
     def commit(self) -> None:
         """Commit the open transaction with the consumed positions it owns (`taking_over`)
         and wait for it."""
@@ -291,7 +310,9 @@ class Worker:
         owned = {p: o for p, o in self.consumed.items() if p[1] not in taking}
         self.dirty = False
         settled = functools.partial(self._committed, watermark)
-        self.sink.start_commit(owned, watermark, self.source.consumer, settled, self.source.wake)
+        self.sink.start_commit(
+            owned, watermark, self.source.consumer, settled, self.source.wake, self.splitting()
+        )
 
     def _committed(self, watermark: int | None) -> None:
         self.committed_watermark = watermark

@@ -129,7 +129,7 @@ class WorkerPort:
     def resume_from(self, offsets: Mapping[Position, int]) -> dict[Position, int]:
         return recovery.resume(self.worker, offsets)
 
-    def stop(self) -> Future[Manifest]:
+    def stop(self) -> Future[Manifest] | None:
         return stop(self.worker)
 
 
@@ -144,9 +144,18 @@ def save(
     return worker.snapshot_async(partitions, migration)
 
 
-def stop(worker: Worker) -> Future[Manifest]:
-    """Final commit and snapshot; the loop ends once the upload is done."""
-    future = save(worker, None, None)
+def stop(worker: Worker) -> Future[Manifest] | None:
+    """Final commit and snapshot; the loop ends once the upload is done. The snapshot leaves
+    out the partitions a hand-off's target does not own yet (their origin's snapshots are
+    theirs: a target's would be restored by a rolled-back origin as covering the most input)
+    and those whose output a hand-off splits (`published`)."""
+    held = set(worker.instance.assigned or ())
+    kept = held - worker.taking_over() - worker.splitting()
+    if kept:
+        future: Future[Manifest] | None = save(worker, None if kept == held else kept, None)
+    else:
+        worker.commit()
+        future = None
     worker.stopping = True
     worker.phase = "stopped"
     return future

@@ -5,7 +5,9 @@ covering the most input (positions `C`), reads the query group's committed posit
 input that committed output already reflects, whoever committed it, with that instance's
 watermark `w` then) and replays `C..G`. During the replay a result is suppressed when its
 committer emitted it: a windowed result whose window ended at or before `w`, a window-less one
-whose newest tuple is older than `w` (`unseen`). The rest is new: a target holding fewer
+whose newest tuple is older than `w` (`unseen`). A committer that split its output with a
+hand-off's target marked its commits so: then what the output holds decides, replayed or not
+(`published`). The rest is new: a target holding fewer
 partitions than its origin reaches a later watermark on the same input. `end_replay` switches to
 live output and re-reads everything fetched past `G`. `restore_saved` and `resume` are the two
 halves, the worker's side of a state-moving target's `StatePort.restore_saved` and
@@ -22,6 +24,7 @@ import numpy as np
 
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.runner import Instance
+from streamshift_engine.runtime import published
 from streamshift_engine.runtime.manifest import Manifest, choose, expired
 from streamshift_engine.runtime.source import Position
 
@@ -68,6 +71,7 @@ def restore_saved(
             scratch.restore(data)
             data = scratch.snapshot(wanted)
         worker.instance.restore(data)
+    worker.restored_from = min((m.created for m, _ in chosen), default=None)
     return covered(worker, partitions), {"restored": [m.object_key for m, _ in chosen]}
 
 
@@ -90,6 +94,8 @@ def resume(worker: Worker, start: Mapping[Position, int]) -> dict[Position, int]
     worker.limit.update(replay)
     for (_, partition), c in committed.items():
         worker.emitted_below[partition] = c.watermark
+    if any(c.split for c in committed.values()):
+        worker.published = published.read(worker.config, positions, worker.restored_from)
     worker.source.seek(dict(start))
     worker.phase = "replaying" if worker.limit else "running"
     return {position: offset - start[position] for position, offset in sorted(replay.items())}

@@ -24,7 +24,7 @@ def snapshot(
     return port.save(worker, partitions, migration)
 
 
-def stop(worker: Worker) -> Future[Manifest]:
+def stop(worker: Worker) -> Future[Manifest] | None:
     """Final commit and snapshot; the loop ends once the upload is done (SIGTERM)."""
     return port.stop(worker)
 

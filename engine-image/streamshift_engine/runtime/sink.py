@@ -27,7 +27,7 @@ restarted rather than hanging.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import pyarrow as pa
@@ -40,7 +40,7 @@ from streamshift_engine.events.wire import DeadLetter, result_ids
 from streamshift_engine.runtime.config import WorkerConfig
 from streamshift_engine.runtime.dead_letters import DeadLetters, Letter
 from streamshift_engine.runtime.outage import GIVE_UP_S, await_commit, retrying
-from streamshift_engine.runtime.source import Position, slots
+from streamshift_engine.runtime.source import SPLIT_MARK, Position, slots
 
 
 def _nothing() -> None:
@@ -154,15 +154,23 @@ class KafkaSink:
         group: Consumer,
         settled: Callable[[], None] = _nothing,
         ended: Callable[[], None] = _nothing,
+        split: Collection[int] = (),
     ) -> None:
         """Start committing the open transaction with the input positions it covers and the
-        watermark its output reached (offset metadata `event_offset:watermark`) on the commit
-        thread; `ended` is called there when it ends, `settled` by `settle` (which opens the
-        next transaction) on the caller's thread. A commit still in flight is settled first."""
+        watermark its output reached (offset metadata `event_offset:watermark`, and `:split`
+        on the partitions whose output a hand-off splits with a target, `published`) on the
+        commit thread; `ended` is called there when it ends, `settled` by `settle` (which
+        opens the next transaction) on the caller's thread. A commit still in flight is
+        settled first."""
         self.settle()
         mark = "" if watermark is None else str(watermark)
         offsets = [
-            TopicPartition(self.topics[name], p, event // self.slots, f"{event}:{mark}")
+            TopicPartition(
+                self.topics[name],
+                p,
+                event // self.slots,
+                f"{event}:{mark}{SPLIT_MARK if p in split else ''}",
+            )
             for (name, p), event in sorted(positions.items())
         ]
         metadata = group.consumer_group_metadata() if offsets else None

@@ -51,6 +51,9 @@ Position = tuple[str, int]
 Records = tuple[npt.NDArray[np.int64], list[Payload]]  # Kafka offsets and values of a position
 
 
+SPLIT_MARK = ":split"  # ends a committed offset's metadata while a hand-off splits the output
+
+
 @dataclass(frozen=True)
 class Committed:
     """What committed output covers of one (input, partition): the event offset reached and
@@ -58,6 +61,7 @@ class Committed:
 
     event_offset: int
     watermark: int | None
+    split: bool = False  # its committer split the output with a hand-off's target (`published`)
 
 
 def slots(config: WorkerConfig) -> int:
@@ -187,10 +191,12 @@ class KafkaSource:
             if tp.error is not None:
                 raise KafkaException(tp.error)
             if tp.offset >= 0:
-                event, _, watermark = (tp.metadata or "").partition(":")
+                event, _, rest = (tp.metadata or "").partition(":")
+                watermark, _, flag = rest.partition(":")
                 exact = int(event) if event.isdigit() else tp.offset * self.slots
                 mark = int(watermark) if watermark.lstrip("-").isdigit() else None
-                result[(self.inputs[tp.topic], tp.partition)] = Committed(exact, mark)
+                split = f":{flag}" == SPLIT_MARK
+                result[(self.inputs[tp.topic], tp.partition)] = Committed(exact, mark, split)
         return result
 
     def cached_ends(self, positions: Iterable[Position]) -> dict[Position, int]:

@@ -131,14 +131,18 @@ async def restore_target(run: Run) -> bool:
 
 
 async def resume_origin(run: Run) -> bool:
-    """Origin pods that paused or released anything (or are going) are replaced; the new ones
-    recover their partitions from snapshots and the committed offsets."""
+    """Origin pods that paused, released or split their output with a target (or are going)
+    are replaced; the new ones recover their partitions from snapshots and the committed
+    offsets, and after a split from what the output holds (the workers' `published`): the
+    targets are gone by then (this step follows their deletion), so the output holds all it
+    will of theirs."""
     healthy = True
     for pod, parts in run.origin():
         view = run.view.pods.get(pod)
         report = run.view.reports.get(pod)
         fine = report is not None and report.phase in ("running", "replaying")
-        if fine and report is not None and sorted(report.partitions) == parts:
+        split = report is not None and (report.role(run.name) or {}).get("splitting_output")
+        if fine and not split and report is not None and sorted(report.partitions) == parts:
             continue
         healthy = False
         if view is not None and (view.deleting or report is not None):
