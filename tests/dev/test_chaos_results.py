@@ -5,6 +5,7 @@ exact or refused with a clear status and the maxima skip scenarios that measured
 from __future__ import annotations
 
 from streamshift_dev.chaos.catalog import chosen, scenarios
+from streamshift_dev.chaos.migrations import lost_pod_phases, phases
 from streamshift_dev.chaos.results import Outcome, Verdict, line, summary
 
 
@@ -13,9 +14,10 @@ def test_the_final_line_counts_exact_and_refused_and_takes_the_largest_seconds()
         Outcome("lost-target-unimico", Verdict.EXACT, 2.41, 11.0, "RolledBack"),
         Outcome("kafka-unreachable-at-create", Verdict.REFUSED, 7.9, None, "Degraded"),
         Outcome("operator-killed-unimico-Preparing", Verdict.EXACT, None, 31.26, "Succeeded"),
-        Outcome("lost-origin-moving-state", Verdict.FAILED, None, None, "phase missed"),
+        Outcome("lost-origin-moving-state", Verdict.FAILED, None, None, "2 results missing"),
+        Outcome("lost-target-unimico-HandingOver", Verdict.MISSED, None, None, "phase missed"),
     ]
-    assert summary(outcomes) == "chaos scenarios=3/4 exact detection-max-s=7.9 recovery-max-s=31.3"
+    assert summary(outcomes) == "chaos scenarios=3/5 exact detection-max-s=7.9 recovery-max-s=31.3"
 
 
 def test_the_final_line_says_dash_when_nothing_was_measured() -> None:
@@ -42,3 +44,25 @@ def test_patterns_choose_scenarios_in_running_order() -> None:
     ]
     assert list(chosen(None)) == every
     assert not chosen(["no-such-scenario"])
+
+
+def test_every_phase_of_every_protocol_has_its_faults() -> None:
+    every = scenarios()
+    assert phases("savepoint-restart") == (
+        "Preparing",
+        "StoppingWithSnapshot",
+        "StartingTarget",
+        "Restoring",
+        "HandingOver",
+        "Finalizing",
+    )
+    assert lost_pod_phases("savepoint-restart", "origin") == ("Preparing", "StoppingWithSnapshot")
+    assert lost_pod_phases("savepoint-restart", "target")[0] == "StartingTarget"
+    assert lost_pod_phases("state-transfer", "origin") == ("Preparing", "PausingAtMarker")
+    assert lost_pod_phases("unimico", "origin")[-1] == "DrainingOrigin"
+    assert lost_pod_phases("unimico", "target")[-1] == "Finalizing"
+    for protocol in ("unimico", "parallel-track", "moving-state"):
+        for phase in phases(protocol):
+            assert f"operator-killed-{protocol}-{phase}" in every
+    assert "lost-target-moving-state-Recomputing" in every
+    assert "lost-target-moving-state-MovingState" not in every  # that is lost-target-moving-state

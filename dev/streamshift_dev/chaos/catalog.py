@@ -1,6 +1,10 @@
 """Every chaos scenario by name, in the order `make chaos` runs them (the issue's priority:
-lost pods, the operator killed, poison records, broker restarts, a MinIO outage, unreachable
-dependencies at create), and the choice of some by pattern."""
+lost pods in each protocol's middle phase, the operator killed, poison records, broker restarts,
+a MinIO outage, unreachable dependencies at create, then lost pods in every other phase), and
+the choice of some by pattern.
+
+Names: `lost-<side>-<protocol>` (the middle phase) and `lost-<side>-<protocol>-<phase>`,
+`operator-killed-<protocol>-<phase>`, `broker-restart-<protocol>`."""
 
 from __future__ import annotations
 
@@ -13,7 +17,6 @@ from streamshift_dev.chaos.results import Outcome
 from streamshift_dev.runtime_cases import PROTOCOLS
 
 Scenario = Callable[[str, Context], Outcome]
-KILLED_PROTOCOL = "unimico"
 
 
 def scenarios() -> dict[str, Scenario]:
@@ -21,11 +24,12 @@ def scenarios() -> dict[str, Scenario]:
     found: dict[str, Scenario] = {}
     for protocol in PROTOCOLS:
         for side in ("origin", "target"):
-            found[f"lost-{side}-{protocol}"] = migrations.lost_pod(protocol, side)
-    for phase in migrations.UNIMICO_PHASES:
-        found[f"operator-killed-{KILLED_PROTOCOL}-{phase}"] = migrations.operator_killed(
-            KILLED_PROTOCOL, phase
-        )
+            phase = migrations.middle(protocol, side)
+            found[f"lost-{side}-{protocol}"] = migrations.lost_pod(protocol, side, phase)
+    for protocol in PROTOCOLS:
+        for phase in migrations.phases(protocol):
+            killed = migrations.operator_killed(protocol, phase)
+            found[f"operator-killed-{protocol}-{phase}"] = killed
     found["poison-records"] = stream_faults.poison
     found["broker-restart-mid-stream"] = stream_faults.broker_mid_stream
     for protocol in PROTOCOLS:
@@ -33,6 +37,12 @@ def scenarios() -> dict[str, Scenario]:
     found["minio-outage-mid-snapshot"] = stream_faults.minio_outage
     found["kafka-unreachable-at-create"] = create_faults.unreachable("kafka")
     found["s3-unreachable-at-create"] = create_faults.unreachable("s3")
+    for protocol in PROTOCOLS:
+        for side in ("origin", "target"):
+            for phase in migrations.lost_pod_phases(protocol, side):
+                if phase != migrations.middle(protocol, side):
+                    lost = migrations.lost_pod(protocol, side, phase)
+                    found[f"lost-{side}-{protocol}-{phase}"] = lost
     return found
 
 

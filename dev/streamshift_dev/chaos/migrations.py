@@ -1,5 +1,5 @@
-"""Faults in the middle of a Migration, on a query whose input keeps arriving: its origin or
-target pod deleted, the operator SIGKILLed, its Kafka broker restarted.
+"""Faults in each phase of a Migration, on a query whose input keeps arriving: its origin or
+target pod deleted, the operator SIGKILLed, its Kafka broker restarted (in the middle phase).
 
 Each runs one `runtime_cases` case (Nexmark q5, one instance moved) through
 `runtime_run.run_case`, which feeds the input as the Migration goes and compares the output
@@ -14,6 +14,9 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
+
+from streamshift_operator.migration.phase_machine import STEPS
+from streamshift_operator.models.migration import Protocol
 
 from streamshift_dev.chaos.context import Context
 from streamshift_dev.chaos.results import Outcome, Verdict
@@ -35,13 +38,26 @@ ORIGIN_PHASE = {"state-transfer": "PausingAtMarker", "savepoint-restart": "Stopp
 """Where an origin pod is deleted when the middle phase no longer needs it: a state-transfer or
 savepoint-restart origin has let its partitions go once its snapshot is taken (the target
 restores from the snapshot), so it is lost only before."""
-UNIMICO_PHASES = (
-    "Preparing",
-    "AwaitingStartTimestamp",
-    "DrainingOrigin",
-    "HandingOver",
-    "Finalizing",
-)
+
+
+def phases(protocol: str) -> tuple[str, ...]:
+    """The phases a Migration by `protocol` passes through on its way to Succeeded."""
+    steps = [str(phase) for phase in STEPS[Protocol(protocol)]]
+    return ("Preparing", *steps, "HandingOver", "Finalizing")
+
+
+def lost_pod_phases(protocol: str, side: str) -> tuple[str, ...]:
+    """The phases in which `side`'s pod exists and runs its part: an origin up to the hand-off
+    (a savepoint-restart or state-transfer one only up to its snapshot, `ORIGIN_PHASE`), a
+    target from its start (a savepoint-restart one after the origin stopped) to the end."""
+    every = phases(protocol)
+    if side == "origin":
+        last = ORIGIN_PHASE.get(protocol, every[every.index("HandingOver") - 1])
+        return every[: every.index(last) + 1]
+    first = "StartingTarget" if protocol == "savepoint-restart" else "Preparing"
+    return every[every.index(first) :]
+
+
 BROKER_DOWN_S = 8.0
 
 
@@ -72,6 +88,9 @@ def judged(
     reason = None
     if watch.error is not None:
         reason = f"the watch failed: {watch.error}"
+    elif watch.injected_at is None and fault.phase in phases.split():
+        missed = f"phase {fault.phase} passed between two polls (phases {phases})"
+        return Outcome(name, Verdict.MISSED, None, None, missed, seconds)
     elif watch.injected_at is None:
         reason = f"phase {fault.phase} not reached (phases {phases})"
     elif observed.phase not in ("Succeeded", "RolledBack"):
@@ -109,9 +128,13 @@ def _pod(status: dict[str, Any], side: str) -> str:
     return f"q-e{epoch}-0"
 
 
-def lost_pod(protocol: str, side: str) -> Callable[[str, Context], Outcome]:
-    """The origin or target pod deleted in `protocol`'s middle phase."""
-    phase = ORIGIN_PHASE.get(protocol, MIDDLE[protocol]) if side == "origin" else MIDDLE[protocol]
+def middle(protocol: str, side: str) -> str:
+    """The phase of `protocol` where losing `side`'s pod is the issue's first case."""
+    return ORIGIN_PHASE.get(protocol, MIDDLE[protocol]) if side == "origin" else MIDDLE[protocol]
+
+
+def lost_pod(protocol: str, side: str, phase: str) -> Callable[[str, Context], Outcome]:
+    """The origin or target pod deleted in `phase` of `protocol`."""
 
     def scenario(name: str, ctx: Context) -> Outcome:
         def inject(status: dict[str, Any], mark: Callable[[], None]) -> str:

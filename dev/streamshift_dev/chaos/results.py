@@ -1,11 +1,12 @@
 """What one chaos scenario ended as, its printed line, and the suite's final line (pure).
 
 A scenario passes when its output and dead letters equal the reference (`exact`) or when the
-operator refused it with a status that says why (`refused`); anything else is `FAILED` with the
-reason. Detection is the seconds from the fault to the status saying so, recovery the seconds
-from the fault (or the dependency's return) to the query running again; either is None when the
-scenario has no such moment (an operator killed detects nothing; a refusal recovers from
-nothing) or when it never came.
+operator refused it with a status that says why (`refused`); `missed` when its phase passed
+between two polls of the watch, so nothing was injected (it does not pass: the fault was not
+tried); anything else is `FAILED` with the reason. Detection is the seconds from the fault to
+the status saying so, recovery the seconds from the fault (or the dependency's return) to the
+query running again; either is None when the scenario has no such moment (an operator killed
+detects nothing; a refusal recovers from nothing) or when it never came.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from enum import StrEnum
 class Verdict(StrEnum):
     EXACT = "exact"
     REFUSED = "refused"
+    MISSED = "missed"
     FAILED = "FAILED"
 
 
@@ -35,7 +37,7 @@ class Outcome:
 
     @property
     def passed(self) -> bool:
-        return self.verdict is not Verdict.FAILED
+        return self.verdict in (Verdict.EXACT, Verdict.REFUSED)
 
 
 def _seconds(value: float | None) -> str:
