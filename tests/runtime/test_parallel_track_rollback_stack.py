@@ -55,6 +55,25 @@ def crash(process: subprocess.Popen[bytes]) -> None:
     process.wait(10)
 
 
+Pair = tuple[dict[str, str], subprocess.Popen[bytes], dict[str, str], subprocess.Popen[bytes]]
+
+
+def origin_and_target(
+    services: Services, run_id: str, workers: WorkerProcesses, **origin_settings: str
+) -> Pair:
+    """A q5 origin reading every partition and a target holding for a migration, both ready:
+    (origin env, origin process, target env, target process)."""
+    origin = worker_env(services, run_id, "nexmark-q5", **origin_settings)
+    first = workers.start(origin)
+    wait_ready(origin, first)
+    target = worker_env(
+        services, run_id, "nexmark-q5", STREAMSHIFT_EPOCH="1", STREAMSHIFT_START="hold"
+    )
+    second = workers.start(target)
+    wait_ready(target, second)
+    return origin, first, target, second
+
+
 def test_rollback_while_the_target_holds_is_exact(
     services: Services, run_id: str, workers: WorkerProcesses
 ) -> None:
@@ -63,14 +82,7 @@ def test_rollback_while_the_target_holds_is_exact(
     create_topics(services, [topic, f"{run_id}-out", f"{run_id}-out.dead"], 4)
     cuts = [int(bids.ts[len(bids) * i // 100]) for i in (30, 34, 60)]
     produce(services.kafka, topic, bids.take(bids.ts < cuts[0]), "json")
-    origin = worker_env(services, run_id, "nexmark-q5")
-    first = workers.start(origin)
-    wait_ready(origin, first)
-    target = worker_env(
-        services, run_id, "nexmark-q5", STREAMSHIFT_EPOCH="1", STREAMSHIFT_START="hold"
-    )
-    second = workers.start(target)
-    wait_ready(target, second)
+    origin, first, target, second = origin_and_target(services, run_id, workers)
     wait_status(origin, lambda s: s["counts"]["results_out"] > 0)
     track = {"protocol": "parallel-track", **EVERY_PARTITION}
     split = control(origin, "POST", "/v1/migrations/r1/split", track)[1]
@@ -112,15 +124,9 @@ def test_rollback_after_a_lost_pod_is_exact(
     create_topics(services, [topic, f"{run_id}-out", f"{run_id}-out.dead"], 4)
     cut = int(bids.ts[len(bids) * 30 // 100])
     produce(services.kafka, topic, bids.take(bids.ts < cut), "json")
-    interval = {"STREAMSHIFT_SNAPSHOT_INTERVAL_S": snapshot_s}
-    origin = worker_env(services, run_id, "nexmark-q5", **interval)
-    first = workers.start(origin)
-    wait_ready(origin, first)
-    target = worker_env(
-        services, run_id, "nexmark-q5", STREAMSHIFT_EPOCH="1", STREAMSHIFT_START="hold"
+    origin, first, target, second = origin_and_target(
+        services, run_id, workers, STREAMSHIFT_SNAPSHOT_INTERVAL_S=snapshot_s
     )
-    second = workers.start(target)
-    wait_ready(target, second)
     wait_status(origin, lambda s: consumed_all(s, int((bids.ts < cut).sum())))
     time.sleep(1.5)  # a snapshot interval and more: the origin snapshots before the split
     track = {"protocol": "parallel-track", **EVERY_PARTITION}
