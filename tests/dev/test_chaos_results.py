@@ -4,9 +4,15 @@ exact or refused with a clear status and the maxima skip scenarios that measured
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, cast
+
 from streamshift_dev.chaos.catalog import chosen, scenarios
-from streamshift_dev.chaos.migrations import lost_pod_phases, phases
+from streamshift_dev.chaos.migrations import judged, lost_pod_phases, phases
 from streamshift_dev.chaos.results import Outcome, Verdict, line, summary
+from streamshift_dev.chaos.watch import Fault, MigrationWatch
+from streamshift_dev.runtime_run import Observed
+from streamshift_dev.stack_driver import Kube
 
 
 def test_the_final_line_counts_exact_and_refused_and_takes_the_largest_seconds() -> None:
@@ -66,3 +72,19 @@ def test_every_phase_of_every_protocol_has_its_faults() -> None:
             assert f"operator-killed-{protocol}-{phase}" in every
     assert "lost-target-moving-state-Recomputing" in every
     assert "lost-target-moving-state-MovingState" not in every  # that is lost-target-moving-state
+
+
+def test_a_phase_the_watch_never_saw_is_missed_when_the_migration_passed_through_it() -> None:
+    def inject(status: dict[str, Any], mark: Callable[[], None]) -> None:
+        return None
+
+    fault = Fault("PausingAtMarker", inject)
+    watch = MigrationWatch(cast(Kube, None), "ns", fault)
+    watch.phases = ["", "Preparing", "TransferringState", "Succeeded"]
+    passed = Observed(phase="Succeeded")
+    passed.timeline = "Queued=0.0 Preparing=3.1 PausingAtMarker=0.0 TransferringState=1.2 Succeeded"
+    outcome = judged("operator-killed-state-transfer-PausingAtMarker", passed, watch, fault, 0.0)
+    assert outcome.verdict is Verdict.MISSED and not outcome.passed
+    rolled = Observed(phase="RolledBack", timeline="Queued=0.0 Preparing=9.0 RollingBack=1.0")
+    outcome = judged("lost-origin-state-transfer", rolled, watch, fault, 0.0)
+    assert outcome.verdict is Verdict.FAILED and "not reached" in outcome.reason

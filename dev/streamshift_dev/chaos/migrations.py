@@ -88,8 +88,8 @@ def judged(
     reason = None
     if watch.error is not None:
         reason = f"the watch failed: {watch.error}"
-    elif watch.injected_at is None and fault.phase in phases.split():
-        missed = f"phase {fault.phase} passed between two polls (phases {phases})"
+    elif watch.injected_at is None and f"{fault.phase}=" in observed.timeline:
+        missed = f"phase {fault.phase} passed between two polls ({observed.timeline})"
         return Outcome(name, Verdict.MISSED, None, None, missed, seconds)
     elif watch.injected_at is None:
         reason = f"phase {fault.phase} not reached (phases {phases})"
