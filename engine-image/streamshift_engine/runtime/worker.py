@@ -56,27 +56,27 @@ def main() -> int:
     except Exception:  # its Kafka clients could not start (brokers away past the retries)
         log.exception("worker could not start; exiting, the pod restarts it")
         return 1
-    failure: list[BaseException] = []
 
     def body() -> None:
         try:
             worker.run()
         except BaseException as error:
-            failure.append(error)
             log.exception("worker failed")
+            log.error(
+                "worker exiting after a failure; the pod restarts it and it recovers from its "
+                "last snapshot and the committed offsets",
+                extra={"error": repr(error)},
+            )
+            logging.shutdown()
+            # at once, from this thread: not waiting for threads a failed Kafka call may have
+            # left blocked, nor for the control API's calls waiting on this loop (asyncio's
+            # shutdown waited 10 s for those after a stuck commit)
+            os._exit(1)
 
     thread = threading.Thread(target=body, name="worker", daemon=True)
     thread.start()
     app = build_app(worker, config.control_token, thread.is_alive, worker.source.progress.problem)
     asyncio.run(_serve(app, config.control_host, config.control_port, worker, thread))
-    if failure:
-        log.error(
-            "worker exiting after a failure; the pod restarts it and it recovers from its last "
-            "snapshot and the committed offsets",
-            extra={"error": repr(failure[0])},
-        )
-        logging.shutdown()
-        os._exit(1)  # not waiting for threads a failed Kafka call may have left blocked
     return 0
 
 
