@@ -94,7 +94,10 @@ def read(config: WorkerConfig, positions: Sequence[Position], since: float | Non
         ids: set[str] = set()
         letters: set[LetterId] = set()
         last_end = -1
-        for record in _records(reader, [config.sinks[0].topic, config.dead_letter_topic], since):
+        sink = config.sinks[0]
+        own = {p % sink.partitions for _, p in positions}  # where their results go (`sink`)
+        wanted = {sink.topic: own, config.dead_letter_topic: None}
+        for record in _records(reader, wanted, since):
             if record.topic() == config.dead_letter_topic:
                 headers = record.headers() or []
                 pairs = headers.items() if isinstance(headers, dict) else headers
@@ -114,16 +117,19 @@ def read(config: WorkerConfig, positions: Sequence[Position], since: float | Non
     return Published(ids, letters, last_end, ends)
 
 
-def _records(reader: Consumer, topics: list[str], since: float | None) -> list[Message]:
-    """Every committed record of `topics` from `since - MARGIN_S` (or their start) to the end
-    offsets now (waiting, at most `OPEN_TRANSACTION_S`, for an open transaction of a lost writer
-    to end)."""
+def _records(
+    reader: Consumer, topics: Mapping[str, set[int] | None], since: float | None
+) -> list[Message]:
+    """Every committed record of `topics` (of the partitions given, or all) from
+    `since - MARGIN_S` (or their start) to the end offsets now (waiting, at most
+    `OPEN_TRANSACTION_S`, for an open transaction of a lost writer to end)."""
     wanted = []
-    for topic in topics:
+    for topic, partitions in topics.items():
         meta = reader.list_topics(topic, timeout=10.0).topics[topic]
         if meta.error is not None:
             raise KafkaException(meta.error)
-        wanted += [TopicPartition(topic, p) for p in sorted(meta.partitions)]
+        chosen = sorted(meta.partitions) if partitions is None else sorted(partitions)
+        wanted += [TopicPartition(topic, p) for p in chosen]
     if since is None:
         starts = wanted  # offset unset: from the partition's first record
     else:
