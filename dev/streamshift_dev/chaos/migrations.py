@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from kubernetes.client.exceptions import ApiException
 from streamshift_operator.migration.phase_machine import STEPS
 from streamshift_operator.models.migration import Protocol
 
@@ -59,6 +60,7 @@ def lost_pod_phases(protocol: str, side: str) -> tuple[str, ...]:
 
 
 BROKER_DOWN_S = 8.0
+CREATED_S = 15.0
 
 
 def chaos_case(protocol: str) -> RuntimeCase:
@@ -139,13 +141,27 @@ def lost_pod(protocol: str, side: str, phase: str) -> Callable[[str, Context], O
     def scenario(name: str, ctx: Context) -> Outcome:
         def inject(status: dict[str, Any], mark: Callable[[], None]) -> str:
             pod = _pod(status, side)
+            _delete_once_created(ctx, pod)
             mark()
-            ctx.kube.core.delete_namespaced_pod(pod, ctx.ns)
             return pod
 
         return run_with_fault(name, ctx, chaos_case(protocol), Fault(phase, inject))
 
     return scenario
+
+
+def _delete_once_created(ctx: Context, pod: str) -> None:
+    """Delete `pod`, waiting up to `CREATED_S` for it to exist (in Preparing the target pods
+    are still being created when the phase begins)."""
+    deadline = time.monotonic() + CREATED_S
+    while True:
+        try:
+            ctx.kube.core.delete_namespaced_pod(pod, ctx.ns)
+            return
+        except ApiException as error:
+            if error.status != 404 or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def operator_killed(protocol: str, phase: str) -> Callable[[str, Context], Outcome]:
