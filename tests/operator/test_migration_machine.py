@@ -125,6 +125,15 @@ def test_failure_after_hand_off_fails_without_rollback() -> None:
     assert decision == Decision(Phase.FAILED, (), "after hand-off: verification: 3 missing results")
 
 
+def test_a_pod_created_again_after_the_hand_off_is_said_and_the_migration_goes_on() -> None:
+    note = "target pod q-e1-0 lost after the hand-over: created again"
+    at = T0 + timedelta(seconds=1)
+    staying = transition(state(Phase.FINALIZING), Observation(at, note=note), TIMEOUTS)
+    assert (staying.phase, staying.message) == (Phase.FINALIZING, note)
+    ending = transition(state(Phase.FINALIZING), Observation(at, done=True, note=note), TIMEOUTS)
+    assert (ending.phase, ending.message) == (Phase.SUCCEEDED, note)
+
+
 def test_a_failing_rollback_is_retried_until_its_timeout() -> None:
     retry = step(Phase.ROLLING_BACK, failure="origin unreachable")
     assert retry.phase is Phase.ROLLING_BACK

@@ -85,6 +85,7 @@ class Observation:
     failure: str | None = None
     admitted: bool = False
     abandoned: str | None = None  # the query is gone or being deleted: nothing to roll back to
+    note: str | None = None  # what the step did that users must hear of (a pod created again)
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ def transition(state: MachineState, obs: Observation, timeouts: Timeouts) -> Dec
     if phase is Phase.FINALIZING:
         if failure is not None:
             return _enter(Phase.FAILED, state, f"after hand-off: {failure}")
-        return _enter(Phase.SUCCEEDED, state, None) if obs.done else _enter(phase, state, None)
+        return _enter(Phase.SUCCEEDED if obs.done else phase, state, obs.note)
     if failure is not None:
         return _enter(Phase.ROLLING_BACK, state, f"{phase}: {failure}")
     return _enter(_next(state), state, None) if obs.done else _enter(phase, state, None)

@@ -120,6 +120,8 @@ async def retire_origin(run: Run) -> bool:
         lost = missing_pods(run.query.name, run.placed, run.view)
         if lost:
             await act.deploy(run.ctx.kube, run.query, run.spec, run.placed, lost, run.ctx.image)
+            names = ", ".join(pod_name(run.query.name, run.placed.epoch, i) for i in lost)
+            run.notes.append(f"target pod {names} lost after the hand-over: created again")
     return True
 
 

@@ -92,6 +92,8 @@ async def tick(ctx: Context, namespace: str, name: str) -> bool:
             else events.normal
         )
         say(body, decision.phase.value, decision.message or f"entered {decision.phase}")
+    if obs.note is not None:
+        events.warning(body, "PodCreatedAgain", obs.note)
     status.phase = decision.phase
     status.message = decision.message
     check = status.verification
@@ -188,7 +190,7 @@ async def _step(
         done = await output_gap.record(run, status, now)
     if done and Action.VERIFY_OUTPUT in actions and status.verification is None:
         done = await _verify(run, status)
-    return Observation(now=now, done=done)
+    return Observation(now=now, done=done, note="; ".join(run.notes) or None)
 
 
 async def _verify(run: Run, status: MigrationStatus) -> bool:

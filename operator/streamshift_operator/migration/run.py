@@ -26,6 +26,7 @@ class Run:
     view: QueryView
     plan: dict[str, Any]  # the plan the target pods run
     learned: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what a step did that users must hear of
 
     def pods(self, epoch: int | None) -> list[str]:
         return sorted(p.name for p in self.view.pods.values() if p.epoch == epoch)
