@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from streamshift_engine.events.batch import Batch
@@ -314,19 +315,23 @@ class SymmetricJoin(Operator):
         return [None, None]
 
     def _ids(self, tables: list[Columns | None], at: list[Index]) -> Any:
-        """The combined ids of the pairs: formatted by Arrow when both parts are input places
-        of different sources (whose order is that of `source@`), else part by part."""
+        """The combined ids of the pairs: formatted from the integers when both parts are
+        input places of different sources (whose order is that of `source@`), else part by
+        part."""
         left, right = tables
         assert left is not None and right is not None
         states = [self.side(0), self.side(1)]
-        sources = [state.place_source for state in states]
         places = [
-            state.place_texts(table, rows)
+            state.places(table, rows)
             for state, table, rows in zip(states, (left, right), at, strict=True)
         ]
-        if places[0] is not None and places[1] is not None and sources[0] != sources[1]:
-            first, second = places if f"{sources[0]}@" < f"{sources[1]}@" else places[::-1]
-            return pc.binary_join_element_wise(first, second, "*").to_numpy(zero_copy_only=False)
+        one, two = places
+        if one is not None and two is not None and one[0] != two[0]:
+            return (
+                _place_pair_ids(one, two)
+                if f"{one[0]}@" < f"{two[0]}@"
+                else _place_pair_ids(two, one)
+            )
         texts = [
             state.identities(table, rows)
             for state, table, rows in zip(states, (left, right), at, strict=True)
@@ -387,6 +392,28 @@ def _widened(kept: Any, rows: Index | None, table: Columns | None, held: int) ->
     whole[rows] = kept[: len(rows)]
     whole[held:] = kept[len(rows) :]
     return whole
+
+
+Places = tuple[str, Index, Index]
+SMALL_IDS = 128
+"""Pairs from which their ids are formatted by Arrow (fewer: by Python, whose cost per id is
+higher but which has no fixed cost of some 50 us)."""
+
+
+def _place_pair_ids(first: Places, second: Places) -> Any:
+    """`source@partition:offset*source@partition:offset` per pair of input places, as an object
+    array of `str`."""
+    (one, p1, o1), (two, p2, o2) = first, second
+    if len(p1) < SMALL_IDS:
+        ids = np.empty(len(p1), dtype=object)
+        rows = zip(p1.tolist(), o1.tolist(), p2.tolist(), o2.tolist(), strict=True)
+        ids[:] = [f"{one}@{a}:{b}*{two}@{c}:{d}" for a, b, c, d in rows]
+        return ids
+    texts = [pc.cast(pa.array(column), pa.string()) for column in (p1, o1, p2, o2)]
+    joined = pc.binary_join_element_wise(
+        f"{one}@", texts[0], ":", texts[1], f"*{two}@", texts[2], ":", texts[3], ""
+    )
+    return joined.to_numpy(zero_copy_only=False)
 
 
 def _ahead(code: Index, rank: Index, other_code: Index, other_rank: Index, groups: int) -> Index:
