@@ -146,7 +146,7 @@ class SymmetricJoin(Operator):
         against these alone: its cost then follows the arrivals, not the state (an unbounded
         join's state only grows). Only for a single integer key, from `RELEVANT_FROM` held
         rows, and only when at most `RELEVANT_SHARE` of a side's held rows are relevant."""
-        if len(self.on[0]) != 1 or any(t is None for t in tables):
+        if len(self.on[0]) != 1 or any(t is None for t in tables) or max(held) < RELEVANT_FROM:
             return [None, None]
         keys = [t[f"v:{self.on[side][0]}"] for side, t in enumerate(tables) if t is not None]
         if any(k.dtype.kind not in "iu" for k in keys):
