@@ -29,7 +29,12 @@ rate over the limit measured just before it is printed too. CPU time still grows
 processes share the core's caches, and so do both sides of a ratio; a pair, measured seconds
 apart, sees about the same load. Beside each rate is the rate of the engine of git revision
 `--against` (`BASELINE`) on the same cases, measured first in the same invocation (its joins
-only with `--against-joins`: it took their input run by run, minutes per case). Peak memory of
+only with `--against-joins`: it took their input run by run, minutes per case). With
+`--alternate N` the two engines run case by case instead, in turns: the polls of a case are
+encoded once, then N times a process of the `--against` engine and one of this engine each run
+them `--repeat` times, the best rate of each side kept, so both see the load of the same minute
+(run first, minutes apart, the baseline's rows moved by -17% to +14% against this engine's on
+code paths neither changed; their result and late counts are printed side by side). Peak memory of
 10M events of q5 and q8 is measured in a fresh subprocess each (`VmHWM`), fed from the
 generator poll by poll, so it shows the state, which the windows must bound.
 """
@@ -41,6 +46,7 @@ import gc
 import glob
 import importlib.util
 import os
+import pickle
 import shutil
 import statistics
 import subprocess
@@ -48,6 +54,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -456,7 +463,15 @@ def main() -> None:
         action="store_true",
         help="print only the rates of the JSON decode alone (engine's, orjson's) per query",
     )
+    parser.add_argument(
+        "--alternate",
+        type=int,
+        default=0,
+        help="run the --against engine and this one case by case, in this many turns each "
+        "(0: the --against engine's cases all first)",
+    )
     parser.add_argument("--save", help=argparse.SUPPRESS)
+    parser.add_argument("--run-encoded", help=argparse.SUPPRESS)
     parser.add_argument("--memory-of", help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
@@ -464,6 +479,9 @@ def main() -> None:
         os.environ[HOLD_ENV] = "1"  # the measuring processes are children: they inherit it
     if args.memory_of:
         peak_memory(args.memory_of, args.events, args.batch)
+        return
+    if args.run_encoded:
+        run_encoded(args.run_encoded, args.repeat)
         return
     if args.quick:
         args.events, args.memory_events = 200_000, 1_000_000
@@ -477,6 +495,16 @@ def main() -> None:
     ]
     slices = [int(s) for s in args.slices.split(",") if s]
     cases += [("json", q, size) for q in args.queries.split(",") if q in JOINS for size in slices]
+    orders = [o for o in args.orders.split(",") if o == "ordered" or disorder_supported()]
+    if args.alternate and args.against:
+        print(
+            f"{args.events:,} generated events per run, polls of about {args.batch:,} records "
+            f"over {CONFIG.partitions} partitions, pinned to core {min(os.sched_getaffinity(0))}; "
+            f"beside each rate: {args.against}'s engine, in {args.alternate} turns with this one",
+            flush=True,
+        )
+        alternated(cases, orders, args)
+        return
     before = baseline(args) if args.against and not args.save else {}
     print(
         f"{args.events:,} generated events per run, polls of about {args.batch:,} records "
@@ -484,7 +512,6 @@ def main() -> None:
         + (f"; beside each rate: {args.against}'s engine, run first" if before else ""),
         flush=True,
     )
-    orders = [o for o in args.orders.split(",") if o == "ordered" or disorder_supported()]
     rates = measure_cases(cases, orders, args.events, args.repeat, before)
     if args.save:
         with open(args.save, "wb") as saved:
@@ -551,20 +578,9 @@ def measure_cases(
 
 
 def baseline(args: argparse.Namespace) -> dict[str, float]:
-    """The rates of the same cases with the engine of git revision `args.against` (its
-    `streamshift_engine` exported to a temporary directory, ahead on the path), measured
+    """The rates of the same cases with the engine of git revision `args.against`, measured
     first in a subprocess."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with tempfile.TemporaryDirectory() as scratch:
-        archive = subprocess.run(
-            ["git", "-C", root, "archive", args.against, "engine-image/streamshift_engine"],
-            check=True,
-            capture_output=True,
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", scratch], input=archive, check=True)
-        package = os.path.join(scratch, "engine-image", "streamshift_engine")
-        for built in glob.glob(os.path.join(root, "engine-image/streamshift_engine/*.so")):
-            shutil.copy(built, package)
+    with engine_of(args.against) as env, tempfile.TemporaryDirectory() as scratch:
         saved = os.path.join(scratch, "rates.json")
         command = [sys.executable, "-m", "bench.engine", "--save", saved, "--against", ""]
         command += ["--events", str(args.events), "--batch", str(args.batch)]
@@ -572,13 +588,96 @@ def baseline(args: argparse.Namespace) -> dict[str, float]:
         command += ["--orders", args.orders, "--formats", args.formats]
         queries = [q for q in args.queries.split(",") if args.against_joins or q not in JOINS]
         command += ["--queries", ",".join(queries), "--memory-events", "0"]
-        path = os.pathsep.join([os.path.join(scratch, "engine-image"), root])
-        env = {**os.environ, "PYTHONPATH": path}
         print(f"measuring {args.against}'s engine first", flush=True)
-        subprocess.run(command, check=True, env=env, cwd=root, stdout=subprocess.DEVNULL)
+        subprocess.run(command, check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
         with open(saved, "rb") as rates:
             found: dict[str, float] = orjson.loads(rates.read())
         return found
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@contextmanager
+def engine_of(revision: str) -> Iterator[dict[str, str]]:
+    """The environment of a process that runs the engine of git revision `revision` (its
+    `streamshift_engine` exported to a temporary directory, ahead on the path)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        archive = subprocess.run(
+            ["git", "-C", ROOT, "archive", revision, "engine-image/streamshift_engine"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", scratch], input=archive, check=True)
+        package = os.path.join(scratch, "engine-image", "streamshift_engine")
+        for built in glob.glob(os.path.join(ROOT, "engine-image/streamshift_engine/*.so")):
+            shutil.copy(built, package)
+        path = os.pathsep.join([os.path.join(scratch, "engine-image"), ROOT])
+        yield {**os.environ, "PYTHONPATH": path}
+
+
+def alternated(
+    cases: list[tuple[str, str, int]], orders: list[str], args: argparse.Namespace
+) -> None:
+    """`--alternate`: per case and order, the polls encoded once, then `args.alternate` turns
+    of a process of the `--against` engine and one of this engine, each running them
+    `args.repeat` times; the best rate of each side printed side by side, with both sides'
+    result and late counts."""
+    with engine_of(args.against) as env:
+        engines = {"before": env, "after": {**os.environ}}
+        for fmt, query, batch in cases:
+            try:
+                inputs = tuple(spec.name for spec in plan_of(query).inputs)
+            except KeyError:
+                continue
+            columns = [f"{query:>7} {fmt:>8} {batch:>6}:"]
+            for order in orders:
+                encoded = encode_polls(args.events, batch, inputs, fmt, order)
+                events = sum(poll.events for poll in encoded)
+                best = {"before": 0.0, "after": 0.0}
+                counts: dict[str, tuple[int, int] | None] = {"before": None, "after": None}
+                with tempfile.NamedTemporaryFile(suffix=".pickle") as saved:
+                    pickle.dump((query, fmt, order, encoded), saved)
+                    saved.flush()
+                    del encoded
+                    for _ in range(args.alternate):
+                        for side, side_env in engines.items():
+                            found = _run_child(saved.name, args.repeat, side_env)
+                            if found is not None:
+                                best[side] = max(best[side], events / found[0])
+                                counts[side] = (found[1], found[2])
+                after, before = best["after"], best["before"]
+                change = f"{after / before - 1:+.0%}" if before else "n/a"
+                results, late = counts["after"] or (0, 0)
+                same = "same" if counts["before"] == counts["after"] else f"{counts['before']}"
+                columns.append(
+                    f"{order} {after:>10,.0f} events/s/core, before {before:>10,.0f} "
+                    f"({change}) ({results} results, {late} late; before: {same})"
+                )
+            print("  ".join(columns), flush=True)
+
+
+def _run_child(path: str, repeat: int, env: dict[str, str]) -> tuple[float, int, int] | None:
+    """Best CPU seconds of `repeat` runs over the pickled polls in a fresh process with `env`,
+    with its result and late counts; None when that engine cannot run the case."""
+    command = [sys.executable, "-m", "bench.engine", "--run-encoded", path]
+    command += ["--repeat", str(repeat)]
+    done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        return None
+    seconds, results, late = orjson.loads(done.stdout.splitlines()[-1])
+    return float(seconds), int(results), int(late)
+
+
+def run_encoded(path: str, repeat: int) -> None:
+    """Subprocess body of `--alternate`: the best of `repeat` runs over the pickled polls,
+    after one run not counted (a fresh process's first run also builds its caches)."""
+    with open(path, "rb") as saved:
+        query, fmt, order, encoded = pickle.load(saved)
+    gc.freeze()
+    runs = [run(query, encoded, fmt, order) for _ in range(repeat + 1)][1:]
+    seconds = min(r[0] for r in runs)
+    print(orjson.dumps([seconds, runs[-1][1], runs[-1][2]]).decode())
 
 
 def _against_goals(query: str, fmt: str, rate: float, limit: float) -> str:

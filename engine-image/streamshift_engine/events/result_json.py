@@ -12,6 +12,10 @@ without a window) is folded into those constant parts instead. Ids come from `id
 parts of the Arrow-built result ids), quoted the same way. The records come back as one Arrow
 binary array (one buffer and its offsets, no Python object per result); `encode_results_json`
 makes them a list of `bytes`.
+
+A batch of fewer than `SMALL` results is encoded record by record, as the reference does: the
+column-wise path costs about 0.2 ms whatever the size (some 20 Arrow calls), `orjson.dumps` of a
+record about 1.7 us, and small batches come often when input arrives in small polls.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from streamshift_engine.events import event_json
 from streamshift_engine.events.results import ResultBatch
 
 _CONTROL_BELOW = 0x20
+SMALL = 96
+"""Result batches of fewer results are encoded record by record (module docstring)."""
 
 
 Part: TypeAlias = "pa.Array | str"
@@ -48,8 +54,8 @@ def encode_results_records(
 ) -> pa.Array:
     """One JSON object per result, as a binary array; `id_parts` gives the result ids as parts
     (Arrow text)."""
-    if len(results) == 0:
-        return pa.array([], pa.binary())
+    if len(results) < SMALL:
+        return pa.array(list(map(orjson.dumps, results.to_records())), pa.binary())
     fields: list[tuple[str, list[Part]]] = [("id", _string_parts(id_parts(results)))]
     fields += [("window_start", [_text(results.window_start)])]
     fields += [("window_end", [_text(results.window_end)])]

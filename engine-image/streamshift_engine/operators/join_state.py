@@ -18,8 +18,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from streamshift_engine.state.stores import KeyedRecordStore
 from streamshift_engine.windows.record_windows import python_column
@@ -113,16 +111,17 @@ class JoinState(KeyedRecordStore):
                 texts[i] = f"{self.place_source}@{partitions[i]}:{offsets[i]}"
         return texts
 
-    def place_texts(self, table: Columns, at: npt.NDArray[np.int64]) -> pa.Array | None:
-        """The identities of rows `at` as an Arrow string array, when all are input places
-        (else None)."""
+    def places(
+        self, table: Columns, at: npt.NDArray[np.int64]
+    ) -> tuple[str, npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+        """The input places of rows `at` (source, partitions, offsets), when all are input
+        places (else None)."""
         if self.place_source is None:
             return None
         partitions = table["place_partition"][at]
         if len(partitions) and int(partitions.min()) < 0:
             return None
-        parts = [pc.cast(pa.array(a), pa.string()) for a in (partitions, table["place_offset"][at])]
-        return pc.binary_join_element_wise(f"{self.place_source}@", parts[0], ":", parts[1], "")
+        return self.place_source, partitions, table["place_offset"][at]
 
     def _to_groups(self) -> Groups:
         groups: Groups = {}

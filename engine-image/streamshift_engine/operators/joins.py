@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from streamshift_engine.events.batch import Batch
@@ -120,8 +121,11 @@ class SymmetricJoin(Operator):
         if all(rows is None for rows in arriving):
             return []
         extended = [self.side(side).extend(arriving[side]) for side in (0, 1)]
-        tables = [table for table, _ in extended]
-        counts = [count for _, count in extended]
+        whole = [table for table, _ in extended]
+        held = [count for _, count in extended]
+        chosen = self._relevant(whole, held)
+        tables = [_restricted(t, rows, h) for t, rows, h in zip(whole, chosen, held, strict=True)]
+        counts = [h if rows is None else len(rows) for h, rows in zip(held, chosen, strict=True)]
         codes, groups = self._group_codes(tables)
         matches = self._matches(tables, counts, codes, groups)
         for side in (0, 1):
@@ -132,8 +136,30 @@ class SymmetricJoin(Operator):
         results = [self._results(tables, *matches)] if len(matches[0]) else []
         kept = self._kept(tables, counts, codes)
         for side in (0, 1):
-            self.side(side).keep(kept[side])
+            self.side(side).keep(_widened(kept[side], chosen[side], whole[side], held[side]))
         return results
+
+    def _relevant(self, tables: list[Columns | None], held: list[int]) -> list[Index | None]:
+        """Per side, the held rows whose join key some arriving row (of either side) has, or
+        None for all of them. The others neither meet an arriving row nor are purged by one
+        (both depend only on the arriving rows of their own key), so the batch is joined
+        against these alone: its cost then follows the arrivals, not the state (an unbounded
+        join's state only grows). Only for a single integer key, from `RELEVANT_FROM` held
+        rows, and only when at most `RELEVANT_SHARE` of a side's held rows are relevant."""
+        if len(self.on[0]) != 1 or any(t is None for t in tables) or max(held) < RELEVANT_FROM:
+            return [None, None]
+        keys = [t[f"v:{self.on[side][0]}"] for side, t in enumerate(tables) if t is not None]
+        if any(k.dtype.kind not in "iu" for k in keys):
+            return [None, None]
+        arriving = np.concatenate([k[h:] for k, h in zip(keys, held, strict=True)])
+        chosen: list[Index | None] = []
+        for key, count in zip(keys, held, strict=True):
+            if count < RELEVANT_FROM:
+                chosen.append(None)
+                continue
+            rows = np.flatnonzero(np.isin(key[:count], arriving))
+            chosen.append(rows if len(rows) <= RELEVANT_SHARE * count else None)
+        return chosen
 
     def _arrivals(self, side: int, batch: Batch | None) -> Columns | None:
         """A batch as held tuples' columns, plus `rank` (never held)."""
@@ -289,19 +315,23 @@ class SymmetricJoin(Operator):
         return [None, None]
 
     def _ids(self, tables: list[Columns | None], at: list[Index]) -> Any:
-        """The combined ids of the pairs: formatted by Arrow when both parts are input places
-        of different sources (whose order is that of `source@`), else part by part."""
+        """The combined ids of the pairs: formatted from the integers when both parts are
+        input places of different sources (whose order is that of `source@`), else part by
+        part."""
         left, right = tables
         assert left is not None and right is not None
         states = [self.side(0), self.side(1)]
-        sources = [state.place_source for state in states]
         places = [
-            state.place_texts(table, rows)
+            state.places(table, rows)
             for state, table, rows in zip(states, (left, right), at, strict=True)
         ]
-        if places[0] is not None and places[1] is not None and sources[0] != sources[1]:
-            first, second = places if f"{sources[0]}@" < f"{sources[1]}@" else places[::-1]
-            return pc.binary_join_element_wise(first, second, "*").to_numpy(zero_copy_only=False)
+        one, two = places
+        if one is not None and two is not None and one[0] != two[0]:
+            return (
+                _place_pair_ids(one, two)
+                if f"{one[0]}@" < f"{two[0]}@"
+                else _place_pair_ids(two, one)
+            )
         texts = [
             state.identities(table, rows)
             for state, table, rows in zip(states, (left, right), at, strict=True)
@@ -336,6 +366,54 @@ class SymmetricJoin(Operator):
             ts[mine] = table["ts"][row[mine]]
             partition[mine] = table["partition"][row[mine]]
         return stream(self.id, ts, partition, columns)
+
+
+RELEVANT_FROM = 1024
+"""Held rows of a side from which a batch looks for the relevant ones (`_relevant`) first:
+fewer cost less to join whole than to pick from."""
+RELEVANT_SHARE = 0.5
+"""The largest share of a side's held rows that a batch picks as relevant (more: it takes the
+whole side, cheaper than copying most of it)."""
+
+
+def _restricted(table: Columns | None, rows: Index | None, held: int) -> Columns | None:
+    """The held rows `rows` of `table` followed by its arriving rows (all when `rows` is None)."""
+    if table is None or rows is None:
+        return table
+    picked = np.concatenate([rows, np.arange(held, len(table["ts"]), dtype=rows.dtype)])
+    return {name: column[picked] for name, column in table.items()}
+
+
+def _widened(kept: Any, rows: Index | None, table: Columns | None, held: int) -> Any:
+    """A keep mask over the restricted table (`_restricted`) as one over the whole table."""
+    if kept is None or rows is None or table is None:
+        return kept
+    whole = np.ones(len(table["ts"]), dtype=bool)
+    whole[rows] = kept[: len(rows)]
+    whole[held:] = kept[len(rows) :]
+    return whole
+
+
+Places = tuple[str, Index, Index]
+SMALL_IDS = 128
+"""Pairs from which their ids are formatted by Arrow (fewer: by Python, whose cost per id is
+higher but which has no fixed cost of some 50 us)."""
+
+
+def _place_pair_ids(first: Places, second: Places) -> Any:
+    """`source@partition:offset*source@partition:offset` per pair of input places, as an object
+    array of `str`."""
+    (one, p1, o1), (two, p2, o2) = first, second
+    if len(p1) < SMALL_IDS:
+        ids = np.empty(len(p1), dtype=object)
+        rows = zip(p1.tolist(), o1.tolist(), p2.tolist(), o2.tolist(), strict=True)
+        ids[:] = [f"{one}@{a}:{b}*{two}@{c}:{d}" for a, b, c, d in rows]
+        return ids
+    texts = [pc.cast(pa.array(column), pa.string()) for column in (p1, o1, p2, o2)]
+    joined = pc.binary_join_element_wise(
+        f"{one}@", texts[0], ":", texts[1], f"*{two}@", texts[2], ":", texts[3], ""
+    )
+    return joined.to_numpy(zero_copy_only=False)
 
 
 def _ahead(code: Index, rank: Index, other_code: Index, other_rank: Index, groups: int) -> Index:

@@ -1,6 +1,7 @@
 """Results identified by their input places (`ResultBatch.places`) behave as the same results
 with an `id` key column of `source@partition:offset` strings: ids, records, encodings, take and
-concat."""
+concat. The encodings take the column-wise path for every size (`result_json.SMALL` is 0
+here)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 
 import numpy as np
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from streamshift_engine.events import result_json
 from streamshift_engine.events.results import Places, ResultBatch
 from streamshift_engine.events.wire import (
     encode_results_columnar,
@@ -17,6 +20,12 @@ from streamshift_engine.events.wire import (
     encode_results_records,
     result_ids,
 )
+
+
+@pytest.fixture(autouse=True)
+def column_wise(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(result_json, "SMALL", 0)
+
 
 ROWS = st.lists(st.tuples(st.integers(0, 7), st.integers(0, 2**40)), min_size=1, max_size=12)
 
