@@ -104,14 +104,15 @@ class Worker:
             self.metrics.set_phase(value)
 
     def run(self) -> None:
-        """Recover (unless holding for a migration) and loop until stopped."""
+        """Warm up, recover (unless holding for a migration), and loop until stopped: ready
+        (`/readyz`) from then on."""
+        warm_up()
         self.store.ensure_bucket()
         if not self.config.hold:
             recovery.adopt(self, self.config.partitions)
         else:
             self.phase = "holding"
         self.ready = True
-        warm_up()
         last_commit = last_snapshot = last_lag = time.monotonic()
         while not self.stopping:
             self._commands()
@@ -341,7 +342,9 @@ class Worker:
 
 def warm_up() -> None:
     """Make pyarrow's first array from numpy before the first batch: pyarrow then imports pandas
-    when it is installed (about a second with the GIL held), which would otherwise stall the
-    worker on its first data, for a migration's target in the middle of the hand-off. Commands
-    that arrive meanwhile wait in the queue."""
+    when it is installed (about a CPU second), which would otherwise stall the worker on its
+    first data, for a migration's target in the middle of the hand-off. The worker is not ready
+    until then: under a CPU quota the import takes many seconds, and commands (a `/v1/status`,
+    a migration's `begin`) that arrived meanwhile would wait in the queue past their callers'
+    timeouts while its readiness said it answers."""
     pa.array(np.zeros(1))
