@@ -32,7 +32,7 @@ from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter
 from streamshift_engine.migration.role import Role
 from streamshift_engine.runner import Instance
-from streamshift_engine.runtime import recovery
+from streamshift_engine.runtime import cpu_quota, recovery
 from streamshift_engine.runtime.config import WorkerConfig
 from streamshift_engine.runtime.load import Load, kafka_records
 from streamshift_engine.runtime.manifest import Manifest
@@ -83,7 +83,7 @@ class Worker:
         self.started = time.time()
         self.counts = {"events_in": 0, "results_out": 0, "dead_letters": 0, "snapshots_failed": 0}
         self.lag = 0
-        self.load = Load(metrics)
+        self.load = Load(metrics, quota_cores=cpu_quota.cores())
         self.committed_watermark: int | None = None  # what the committed output reflects
         self._phase = "running"
         self.metrics.set_phase(self._phase)
@@ -176,8 +176,9 @@ class Worker:
 
     def step(self, timeout: float) -> None:
         """One batched consume, fed and polled; output queued unless it is replayed output.
-        Busy time is the step's less the consume's wait for input (`load`)."""
-        begin = time.perf_counter()
+        Busy time is the step's less the consume's wait for input, and its CPU time the loop
+        thread's (the wait takes none) (`load`)."""
+        begin, cpu = time.perf_counter(), time.thread_time()
         batches, dead = self.source.fetch(timeout)
         records = kafka_records(batches, self.source.slots)
         for role in self.active_roles():
@@ -200,8 +201,7 @@ class Worker:
             role.after_output(self.port)
             self.phase = role.phase()
         busy = time.perf_counter() - begin - self.source.waited
-        self.metrics.busy.inc(busy)
-        self.load.stepped(busy, records)
+        self.load.stepped(busy, records, time.thread_time() - cpu)
 
     def _wanted(self, position: Position, offset: int) -> bool:
         bound = min(self.limit.get(position, 1 << 62), self.markers.get(position, 1 << 62))
