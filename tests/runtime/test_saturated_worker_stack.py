@@ -25,12 +25,12 @@ from streamshift_dev.elastic_load import Producing, config
 
 from .harness import LOGS, Services, WorkerProcesses, control, create_topics, wait_ready, worker_env
 
-pytestmark = [pytest.mark.stack, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.stack, pytest.mark.timeout(300)]
 PARTITIONS = 4
-STALL_S = 4  # the liveness limit; starved partitions went unread for far longer
-WATCH_S = 30
+STALL_S = 10  # the liveness limit: starved partitions went unread for 20 s and more
+WATCH_S = 40
 MILLICORES = 50
-BACKLOG_S = 12.0  # seconds of input produced flat out: far more than the worker reads meanwhile
+BACKLOG_S = 20.0  # seconds of input produced flat out: far more than the worker reads meanwhile
 
 
 def get(env: dict[str, str], path: str) -> tuple[int, str]:
@@ -85,10 +85,10 @@ def test_a_worker_at_its_cpu_limit_reads_every_partition_and_stays_ready(
     finally:
         workers.kill_all()
         limit.remove()
-    # the premise: the quota held it, and input waited on every partition for three times the
+    # the premise: the quota held it, and input waited on every partition for twice the
     # liveness limit (the persons' backlog, a quarter of the records, runs out first)
     assert cpu_seconds < 2 * MILLICORES / 1000 * (WATCH_S + 60), cpu_seconds
     longest = max(len(run) for run in "".join("w" if w else " " for w in waiting).split(" "))
-    assert longest >= 3 * STALL_S, waiting
+    assert longest >= 2 * STALL_S, waiting
     failed = [answer for answer in answers if answer != ((200, '{"ok": true}'), 200)]
     assert not failed, failed
