@@ -4,6 +4,7 @@ over a sliding window, and the Prometheus gauges that follow them."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from prometheus_client import generate_latest
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.runtime.load import Load, kafka_records
@@ -99,3 +100,61 @@ def test_records_are_kafka_records_not_events() -> None:
     batches = {("bid", 0): batch([0, 1, 2, 8, 9]), ("bid", 1): batch([16, 17])}
     assert kafka_records(batches, 1) == 7
     assert kafka_records(batches, 8) == 3  # records 0 and 1 on partition 0, record 2 on 1
+
+
+class CpuClock:
+    def __init__(self) -> None:
+        self.seconds = 50.0  # CPU time used before the worker's load began counting
+
+    def __call__(self) -> float:
+        return self.seconds
+
+
+def test_under_a_cpu_quota_busy_time_is_the_steps_cpu_over_what_the_quota_left_them() -> None:
+    clock, cpu, metrics = Clock(), CpuClock(), Metrics()
+    load = Load(metrics, window_s=10.0, clock=clock, quota_cores=0.1, cpu_clock=cpu)
+    position = ("bid", 0)
+    load.sample({position: 0}, {position: 0})
+    for second in range(1, 11):  # below saturation: short steps the quota never throttles
+        clock.now += 1.0
+        load.stepped(0.01, 400, cpu_s=0.012)
+        load.stepped(0.01, 600, cpu_s=0.018)  # 20 ms of wall time, 30 ms of CPU a second
+        load.stepped(0.0, 0, cpu_s=0.0)  # a consume that returned nothing
+        cpu.seconds += 0.07  # 40 ms a second besides the steps: commits, Kafka clients
+        load.sample({position: 1000 * second}, {position: 1000 * second})
+    report = load.report()
+    # the quota leaves the steps 60 ms a second and they took half: 1,000 records a second are
+    # half of the 2,000 the instance processes at its quota (not a 50th of the 50,000 records
+    # per second of wall busy time, nor the 70% of the quota the process used)
+    assert report["busy_ratio"] == 0.5
+    assert report["true_rate"] == 2000.0
+    assert report["busy_seconds"] == pytest.approx(5.0)  # CPU used before the first sample is
+    assert gauge(metrics, "streamshift_busy_seconds_total") == pytest.approx(5.0)  # not counted
+    assert gauge(metrics, "streamshift_true_rate_records") == 2000.0
+
+
+def test_under_a_cpu_quota_steps_that_take_all_it_leaves_are_saturated() -> None:
+    clock, cpu = Clock(), CpuClock()
+    load = Load(Metrics(), window_s=10.0, clock=clock, quota_cores=0.1, cpu_clock=cpu)
+    load.sample({}, {})
+    for _ in range(5):
+        clock.now += 1.0
+        load.stepped(0.9, 3000, cpu_s=0.06)  # throttled: most of a second of wall time
+        cpu.seconds += 0.1  # the whole quota
+        load.sample({}, {})
+    assert (load.report()["busy_ratio"], load.report()["true_rate"]) == (1.0, 3000.0)
+    clock.now += 1.0
+    cpu.seconds += 0.02  # idle: the fixed costs alone are no work
+    load.sample({}, {})
+    assert load.report()["busy_seconds"] == pytest.approx(5.0)
+
+
+def test_without_a_quota_busy_time_is_the_steps_wall_time() -> None:
+    clock, cpu = Clock(), CpuClock()
+    load = Load(Metrics(), window_s=10.0, clock=clock, cpu_clock=cpu)
+    load.sample({}, {})
+    clock.now += 1.0
+    cpu.seconds += 0.9  # neither the steps' nor the other threads' CPU time counts
+    load.stepped(0.25, 100, cpu_s=0.2)
+    load.sample({}, {})
+    assert (load.report()["busy_ratio"], load.report()["true_rate"]) == (0.25, 400.0)

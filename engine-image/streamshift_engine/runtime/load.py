@@ -2,12 +2,23 @@
 input partition's input rate and lag, over a sliding window.
 
 Busy time is a step's wall time less the time its consume waited for input, so decoding counts
-as work and waiting does not; under a CPU limit, time the instance was throttled counts as busy,
-as it should (it is the capacity the instance has). Records are Kafka records (for JSON input,
-events): the unit of the partitions' end offsets, so the input rate and the true processing rate
-(records per busy second) compare. A partition's input rate is the growth of its end offset
-over the window; its lag in seconds is its lag in records over that rate (how far the log end
-is ahead), unknown (None) while records wait but none arrive.
+as work and waiting does not. Under a CPU quota (`cpu_quota`: a pod's CPU limit) a step's wall
+time says little below saturation: a short step runs unthrottled, so records per wall-busy
+second come out at the rate of a whole core, not of the quota. There the busy fraction is the
+steps' CPU time (the loop thread's, `stepped`) over the CPU the quota left them: the quota less
+everything else the process used meanwhile (commits, the Kafka clients' threads, the control
+API, the loop between steps), which it pays whatever the load. Saturated, the steps take all
+that is left (a busy fraction of 1); idle, none of it. In between a step's fixed part (the
+engine's poll, the roles' hooks, producing) weighs on the few records of a light load, so the
+true rate understates what the instance does once busy, the side the autoscaler expects of a
+light load (it keeps the rate measured at a representative load); counting the process's CPU
+over the quota would also count the fixed costs of the other threads as work.
+
+Records are Kafka records (for JSON input, events): the unit of the partitions' end offsets, so
+the input rate and the true processing rate (records per busy second) compare. A partition's
+input rate is the growth of its end offset over the window; its lag in seconds is its lag in
+records over that rate (how far the log end is ahead), unknown (None) while records wait but
+none arrive.
 
 The worker thread calls `stepped` after each step and `sample` about once a second; `report` is
 what `/v1/status` shows under `load`, and `sample` sets the Prometheus gauges.
@@ -47,27 +58,54 @@ class _Sample:
 
 class Load:
     """Cumulative busy seconds and records processed, and samples of them and of the partitions'
-    end offsets over the last `window_s` seconds."""
+    end offsets over the last `window_s` seconds. With `quota_cores` (the process's CPU quota),
+    busy seconds are counted at each `sample`: the steps' CPU time over what the quota left
+    them (`cpu_clock` is the process's CPU time); without, they are the steps' busy wall time."""
 
     def __init__(
         self,
         metrics: Metrics,
         window_s: float = WINDOW_S,
         clock: Callable[[], float] = time.monotonic,
+        quota_cores: float | None = None,
+        cpu_clock: Callable[[], float] = time.process_time,
     ) -> None:
         self.metrics = metrics
         self.window_s = window_s
         self.clock = clock
+        self.quota_cores = quota_cores
+        self.cpu_clock = cpu_clock
+        self.cpu_seconds = cpu_clock()
+        self.step_cpu_seconds = 0.0  # the steps' CPU time since the last sample
         self.busy_seconds = 0.0
         self.processed = 0
         self.lags: dict[Position, int] = {}
         self.samples: deque[_Sample] = deque()
 
-    def stepped(self, busy_s: float, records: int) -> None:
-        """One step: `busy_s` seconds of work on `records` records."""
-        self.busy_seconds += max(0.0, busy_s)
+    def stepped(self, busy_s: float, records: int, cpu_s: float = 0.0) -> None:
+        """One step: `busy_s` seconds of work (wall time, less the wait for input) on `records`
+        records, taking `cpu_s` seconds of the loop thread's CPU time."""
+        self.step_cpu_seconds += max(0.0, cpu_s)
+        if self.quota_cores is None:
+            self._busy(busy_s)
         self.processed += records
         self.metrics.processed.inc(records)
+
+    def _busy(self, seconds: float) -> None:
+        seconds = max(0.0, seconds)
+        self.busy_seconds += seconds
+        self.metrics.busy.inc(seconds)
+
+    def _busy_by_cpu(self, now: float) -> None:
+        """Under a quota: of the time since the last sample, the fraction the steps' CPU time
+        is of the CPU the quota left them (all of it once they took all of that)."""
+        if self.quota_cores is None:
+            return
+        cpu, steps = self.cpu_clock(), self.step_cpu_seconds
+        span = now - self.samples[-1].at if self.samples else 0.0
+        left = self.quota_cores * span - max(0.0, cpu - self.cpu_seconds - steps)
+        self._busy(span if steps >= left else span * steps / left)
+        self.cpu_seconds, self.step_cpu_seconds = cpu, 0.0
 
     def sample_source(self, source: KafkaSource, consumed: Mapping[Position, int]) -> int:
         """`sample` with the source's last known end offsets of the partitions read (`consumed`
@@ -79,6 +117,7 @@ class Load:
         """Record the partitions' end offsets now and the offsets read up to (both in Kafka
         records); returns the lag over all partitions."""
         now = self.clock()
+        self._busy_by_cpu(now)
         self.lags = {p: max(0, end - read[p]) for p, end in ends.items() if p in read}
         self.samples.append(_Sample(now, self.busy_seconds, self.processed, dict(ends)))
         while len(self.samples) > 2 and self.samples[1].at <= now - self.window_s:

@@ -32,7 +32,7 @@ from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter
 from streamshift_engine.migration.role import Role
 from streamshift_engine.runner import Instance
-from streamshift_engine.runtime import recovery
+from streamshift_engine.runtime import cpu_quota, recovery
 from streamshift_engine.runtime.config import WorkerConfig
 from streamshift_engine.runtime.load import Load, kafka_records
 from streamshift_engine.runtime.manifest import Manifest
@@ -87,7 +87,7 @@ class Worker:
         self.started = time.time()
         self.counts = {"events_in": 0, "results_out": 0, "dead_letters": 0, "snapshots_failed": 0}
         self.lag = 0
-        self.load = Load(metrics)
+        self.load = Load(metrics, quota_cores=cpu_quota.cores())
         self.committed_watermark: int | None = None  # what the committed output reflects
         self._phase = "running"
         self.metrics.set_phase(self._phase)
@@ -108,14 +108,15 @@ class Worker:
             self.metrics.set_phase(value)
 
     def run(self) -> None:
-        """Recover (unless holding for a migration) and loop until stopped."""
+        """Warm up, recover (unless holding for a migration), and loop until stopped: ready
+        (`/readyz`) from then on."""
+        warm_up()
         self.store.ensure_bucket()
         if not self.config.hold:
             recovery.adopt(self, self.config.partitions)
         else:
             self.phase = "holding"
         self.ready = True
-        warm_up()
         last_commit = last_snapshot = last_lag = time.monotonic()
         while not self.stopping:
             self._commands()
@@ -183,8 +184,9 @@ class Worker:
 
     def step(self, timeout: float) -> None:
         """One batched consume, fed and polled; output queued unless it is replayed output.
-        Busy time is the step's less the consume's wait for input (`load`)."""
-        begin = time.perf_counter()
+        Busy time is the step's less the consume's wait for input, and its CPU time the loop
+        thread's (the wait takes none) (`load`)."""
+        begin, cpu = time.perf_counter(), time.thread_time()
         batches, dead = self.source.fetch(timeout)
         records = kafka_records(batches, self.source.slots)
         for role in self.active_roles():
@@ -213,8 +215,7 @@ class Worker:
             role.after_output(self.port)
             self.phase = role.phase()
         busy = time.perf_counter() - begin - self.source.waited
-        self.metrics.busy.inc(busy)
-        self.load.stepped(busy, records)
+        self.load.stepped(busy, records, time.thread_time() - cpu)
 
     def _wanted(self, position: Position, offset: int) -> bool:
         bound = min(self.limit.get(position, 1 << 62), self.markers.get(position, 1 << 62))
@@ -362,7 +363,9 @@ class Worker:
 
 def warm_up() -> None:
     """Make pyarrow's first array from numpy before the first batch: pyarrow then imports pandas
-    when it is installed (about a second with the GIL held), which would otherwise stall the
-    worker on its first data, for a migration's target in the middle of the hand-off. Commands
-    that arrive meanwhile wait in the queue."""
+    when it is installed (about a CPU second), which would otherwise stall the worker on its
+    first data, for a migration's target in the middle of the hand-off. The worker is not ready
+    until then: under a CPU quota the import takes many seconds, and commands (a `/v1/status`,
+    a migration's `begin`) that arrived meanwhile would wait in the queue past their callers'
+    timeouts while its readiness said it answers."""
     pa.array(np.zeros(1))

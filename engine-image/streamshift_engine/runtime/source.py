@@ -46,6 +46,9 @@ from streamshift_engine.runtime.dead_letters import oversize
 from streamshift_engine.runtime.liveness import Progress
 
 COLUMNAR_SLOTS = 1 << 20
+FETCH_MAX_BYTES = 8 << 20
+PARTITION_FETCH_MAX_BYTES = 2 << 20
+PARTITION_FETCH_MIN_BYTES = 64 << 10
 CLIENT_ID = "streamshift-source"  # `_fastconsume` checks the handle it reads is named so
 Position = tuple[str, int]
 Records = tuple[npt.NDArray[np.int64], list[Payload]]  # Kafka offsets and values of a position
@@ -62,6 +65,22 @@ class Committed:
     event_offset: int
     watermark: int | None
     split: bool = False  # its committer split the output with a hand-off's target (`published`)
+
+
+def partition_fetch_bytes(config: WorkerConfig) -> int:
+    """The most one fetch response carries of one partition: `FETCH_MAX_BYTES` shared by every
+    (input, partition) the query has (a worker may come to read them all), at most 2 MB and at
+    least 64 KB (a larger record still comes whole).
+
+    A response ends once it holds `FETCH_MAX_BYTES`: with larger shares it carries some of the
+    partitions only, and a worker behind on all of them (input always waiting, as under a CPU
+    limit) read some partitions not at all, while it read the others, for longer than its
+    liveness allows (`liveness`): it reported itself stalled, its pod unready, and a scale-up
+    lost its origin. With shares that fit, every response carries each partition that has
+    input."""
+    partitions = sum(source.partitions for source in config.sources)
+    share = FETCH_MAX_BYTES // max(1, partitions)
+    return max(PARTITION_FETCH_MIN_BYTES, min(PARTITION_FETCH_MAX_BYTES, share))
 
 
 def slots(config: WorkerConfig) -> int:
@@ -91,10 +110,10 @@ class KafkaSource:
                 "isolation.level": "read_committed",
                 "auto.offset.reset": "earliest",
                 "fetch.min.bytes": 1,
-                # Fetch responses of at most 8 MB (2 MB a partition; a larger record still
-                # comes whole): the consumer spends less CPU on them than on 64 MB ones.
-                "max.partition.fetch.bytes": 2 << 20,
-                "fetch.max.bytes": 8 << 20,
+                # Fetch responses of at most 8 MB (the consumer spends less CPU on them than on
+                # 64 MB ones), with room for every partition's share (`partition_fetch_bytes`).
+                "max.partition.fetch.bytes": partition_fetch_bytes(config),
+                "fetch.max.bytes": FETCH_MAX_BYTES,
                 "queued.min.messages": 200000,
                 # Once the queue holds `queued.min.messages` (or 64 MB), librdkafka postpones
                 # the next fetch by this long (1 s by default): the loop empties the queue in
