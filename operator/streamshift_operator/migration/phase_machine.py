@@ -140,7 +140,7 @@ def transition(state: MachineState, obs: Observation, timeouts: Timeouts) -> Dec
         return _enter(Phase.SUCCEEDED if obs.done else phase, state, obs.note)
     if failure is not None:
         return _enter(Phase.ROLLING_BACK, state, f"{phase}: {failure}")
-    return _enter(_next(state), state, None) if obs.done else _enter(phase, state, None)
+    return _enter(_next(state) if obs.done else phase, state, obs.note)
 
 
 def _from_queued(state: MachineState, obs: Observation) -> Decision:

@@ -43,6 +43,10 @@ async def start_targets(run: Run) -> bool:
     """Target pods (held until `begin`) exist and answer."""
     epoch = run.status.target_epoch or 0
     await act.plan_config(run.ctx.kube, run.query, run.plan)
+    pods = run.view.pods
+    going = [name for name, _ in run.targets() if name in pods and pods[name].deleting]
+    if going:
+        run.notes.append(f"target pod {', '.join(going)} deleted while starting: created again")
     for instance in run.status.target_instances:
         pod = build_pod(
             run.query,
