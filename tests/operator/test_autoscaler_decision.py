@@ -11,6 +11,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from streamshift_operator.autoscaler.decision import Action, Decision, decide, true_rate
@@ -20,6 +21,7 @@ from streamshift_operator.autoscaler.inputs import (
     PendingScaleDown,
     Policy,
 )
+from streamshift_operator.autoscaler.window import Reading, Window
 
 TICK = 5.0
 PARTITIONS = 16
@@ -410,3 +412,26 @@ def test_below_the_target_the_highest_rate_measured_since_a_busy_window_is_used(
     busy = light(120_000.0, 1e-6, 2)
     decision = decide(busy, low_target, None, loaded_rate=1e7)
     assert decision.loaded_rate == decision.true_rate and decision.true_rate < 1e6
+
+
+def test_a_step_up_is_sized_by_the_input_after_it_not_the_windows_average() -> None:
+    """The benchmark's step from 11.5K to 59.8K records/s was first seen as 16.3K/s over the
+    window: the window's last quarter holds the new rate, and the scale-up takes it."""
+    window = Window()
+    load = {"w-0": (0.0, 0)}
+    for second in range(0, 31, 2):  # 30 s window: 11.5K/s, then 59.8K/s from 24 s on
+        arrived = 11_500 * min(second, 24) + 59_800 * max(0, second - 24)
+        busy = float(min(second, 24)) * 0.5 + max(0, second - 24)
+        load = {"w-0": (busy, arrived)}
+        window.add(Reading(float(second), load, {"in:0": arrived}, 0), 30.0)
+    obs = window.observation(30.0, PARTITIONS, None)
+    assert obs is not None and obs.recent_input_rate is not None
+    assert obs.input_rate == pytest.approx((11_500 * 24 + 59_800 * 6) / 30)
+    assert obs.recent_input_rate == pytest.approx(59_800, rel=0.2)  # 24 s to 30 s, and before
+    p = policy(0.6)
+    averaged = Observation(obs.at, 1, PARTITIONS, obs.input_rate, 0, 0.0, obs.instances, None)
+    assert decide(averaged, p, None).action is Action.HOLD  # the average alone: no step seen
+    seen = decide(obs, p, None)
+    assert seen.action is Action.SCALE_UP and seen.parallelism == 3
+    rate = true_rate(obs.instances)
+    assert rate is not None and seen.parallelism == math.ceil(59_800 / (rate * 0.6))

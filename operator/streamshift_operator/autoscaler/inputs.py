@@ -55,6 +55,9 @@ class Observation:
     """Each running instance's busy time and processed records."""
     last_rescale_at: float | None = None
     """When the last rescale finished, on the same clock as `at`; None if never."""
+    recent_input_rate: float | None = None
+    """`input_rate` over the last quarter of the window only (None: too few readings): a step
+    up in the load shows in it at once, where the window's average lags behind the step."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from streamshift_operator.autoscaler.inputs import InstanceLoad, Observation
 
+RECENT_SHARE = 0.25  # the part of the window the recent input rate is taken over
+
 
 @dataclass(frozen=True)
 class Reading:
@@ -56,8 +58,11 @@ class Window:
         span = last.at - first.at
         if span < window_s or not last.instances:
             return None
-        arrived = sum(end - first.ends.get(key, end) for key, end in last.ends.items())
-        input_rate = max(0.0, arrived / span)
+        input_rate = _arrival_rate(first, last)
+        tail = [r for r in self.readings if r.at >= last.at - window_s * RECENT_SHARE]
+        recent = None
+        if len(tail) >= 2 and tail[-1].at > tail[0].at:
+            recent = _arrival_rate(tail[0], last)
         lag_seconds = _lag_seconds(last.lag_records, input_rate)
         loads = tuple(
             InstanceLoad(busy - first.instances[pod][0], processed - first.instances[pod][1], span)
@@ -72,7 +77,14 @@ class Window:
             lag_seconds=lag_seconds,
             instances=loads,
             last_rescale_at=last_rescale_at,
+            recent_input_rate=recent,
         )
+
+
+def _arrival_rate(first: Reading, last: Reading) -> float:
+    """Records per second appended to the input partitions between two readings."""
+    arrived = sum(end - first.ends.get(key, end) for key, end in last.ends.items())
+    return max(0.0, arrived / (last.at - first.at))
 
 
 def _continues(before: Reading, after: Reading) -> bool:
