@@ -17,7 +17,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-from confluent_kafka.admin import AdminClient
+from streamshift_engine.runtime.outage import kafka_answers
 
 from streamshift_dev.process import wait_serving
 from streamshift_dev.workers import cache_dir, free_port
@@ -84,12 +84,7 @@ class PrivateKafka:
         with socket.socket() as probe:
             if probe.connect_ex(("127.0.0.1", self.port)) != 0:
                 return False
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        try:
-            admin.list_topics(timeout=2)
-        except Exception:
-            return False
-        return True
+        return kafka_answers(self.bootstrap)
 
     def stop(self, kill: bool = False) -> None:
         """Stop the broker by its process id: SIGTERM (a clean shutdown) or SIGKILL."""

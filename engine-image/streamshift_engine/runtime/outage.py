@@ -21,11 +21,23 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as WaitTimeout
 
 from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
 
 log = logging.getLogger("streamshift.worker")
 STUCK_S = 8.0  # a commit still running this long after the brokers answer again is stuck
 GIVE_UP_S = 60.0  # the producer's transaction.timeout.ms: the broker aborts the transaction then
 CHECK_S = 1.0  # how often a waiting commit is looked at
+
+
+def kafka_answers(bootstrap: str, timeout: float = 2.0) -> bool:
+    """Whether a broker at `bootstrap` answers a metadata request within `timeout`, asked by a
+    client of its own (one whose connections hold no request from before an outage)."""
+    probe = AdminClient({"bootstrap.servers": bootstrap})
+    try:
+        probe.list_topics(timeout=timeout)
+    except KafkaException:
+        return False
+    return True
 
 
 class CommitStuck(RuntimeError):

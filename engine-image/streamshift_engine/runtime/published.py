@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,7 +119,7 @@ def read(config: WorkerConfig, positions: Sequence[Position], since: float | Non
 
 def _records(
     reader: Consumer, topics: Mapping[str, set[int] | None], since: float | None
-) -> list[Message]:
+) -> Iterator[Message]:
     """Every committed record of `topics` (of the partitions given, or all) from
     `since - MARGIN_S` (or their start) to the end offsets now (waiting, at most
     `OPEN_TRANSACTION_S`, for an open transaction of a lost writer to end)."""
@@ -144,7 +144,6 @@ def _records(
         if tp.offset != OFFSET_END and 0 <= tp.offset < high:
             ends[(tp.topic, tp.partition)] = high
     reader.assign([tp for tp in starts if (tp.topic, tp.partition) in ends])
-    records: list[Message] = []
     deadline = time.monotonic() + OPEN_TRANSACTION_S
     reached = dict.fromkeys(ends, -1)
     while any(reached[k] + 1 < ends[k] for k in ends) and time.monotonic() < deadline:
@@ -153,12 +152,11 @@ def _records(
                 continue
             where = (str(record.topic()), int(record.partition() or 0))
             reached[where] = max(reached[where], int(record.offset() or 0))
-            records.append(record)
+            yield record
         for tp in reader.position([TopicPartition(t, p) for t, p in ends]):
             # a read_committed reader steps over transaction markers and aborted records
             where = (tp.topic, tp.partition)
             reached[where] = max(reached[where], tp.offset - 1)
-    return records
 
 
 def _letter_id(headers: list[tuple[str, str | bytes | None]], per_record: int) -> LetterId:

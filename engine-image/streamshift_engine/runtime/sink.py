@@ -32,14 +32,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient
 
 from streamshift_engine.events.result_json import Part, encode_results_json
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter, result_ids
 from streamshift_engine.runtime.config import WorkerConfig
 from streamshift_engine.runtime.dead_letters import DeadLetters, Letter
-from streamshift_engine.runtime.outage import GIVE_UP_S, await_commit, retrying
+from streamshift_engine.runtime.outage import GIVE_UP_S, await_commit, kafka_answers, retrying
 from streamshift_engine.runtime.source import SPLIT_MARK, Position, slots
 
 
@@ -197,12 +196,7 @@ class KafkaSink:
         own: the producer's connections may hold requests sent while a broker was frozen,
         which keep its own requests waiting until the socket times out (60 s), brokers back
         or not."""
-        probe = AdminClient({"bootstrap.servers": self.config.kafka_bootstrap})
-        try:
-            probe.list_topics(timeout=2.0)
-        except KafkaException:
-            return False
-        return True
+        return kafka_answers(self.config.kafka_bootstrap)
 
     def settle(self, wait: bool = True) -> bool:
         """End the commit in flight, if any (waiting for it unless `wait` is false; its error
