@@ -32,6 +32,7 @@ pytestmark = [pytest.mark.stack, pytest.mark.timeout(360)]
 PARTITIONS = 4
 RECOVERY_GOAL_S = 30.0
 RESTART_BACKOFF_S = 1.0  # the node agent's first restart delay
+PREFETCHED = 200_000  # records a worker's Kafka client fetches ahead at most (`source`)
 
 
 @pytest.fixture
@@ -220,7 +221,7 @@ def test_a_loop_stalled_while_input_waits_is_not_alive(
         broker.bootstrap, services.s3_endpoint, services.s3_access_key, services.s3_secret_key
     )
     topic, out = f"{run_id}-bid", f"{run_id}-out"
-    bids = nexmark_input(400_000, PARTITIONS)["bid"]
+    bids = nexmark_input(800_000, PARTITIONS)["bid"]
     create_topics(private, [topic, out, f"{out}.dead"], PARTITIONS)
     produce(private.kafka, topic, bids, "json")
     expected = reference("nexmark-q5", {"bid": bids}, PARTITIONS)
@@ -233,13 +234,19 @@ def test_a_loop_stalled_while_input_waits_is_not_alive(
     )
     processes = WorkerProcesses(tmp_path)
     watch = OutputWatch(broker.bootstrap, out)
+
+    def read() -> int:
+        return sum(control(env, "GET", "/v1/status")[1]["offsets"].values())
+
     try:
         pod = Pod(processes, env)
         wait_ready(env, pod.current)
         deadline = time.monotonic() + 30
-        while watch.poll() == 0 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert watch.count > 0 and answers_quickly(env, "/healthz") == 200
+        while read() == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # frozen while more input waits than the client fetches ahead (`queued.min.messages`)
+        assert 0 < read() < len(bids) - PREFETCHED and answers_quickly(env, "/healthz") == 200
+        before = watch.poll()
         broker.freeze()
         frozen = time.monotonic()
         while answers_quickly(env, "/healthz") == 200:
@@ -249,8 +256,7 @@ def test_a_loop_stalled_while_input_waits_is_not_alive(
         code, status = control(env, "GET", "/v1/status")  # the loop's thread is stuck: it says so
         assert code == 200 or (code == 503 and status["error"]), status
         broker.thaw()
-        back = time.monotonic()
-        recovered(pod, watch, watch.poll(), len(expected), back, "the thaw")
+        recovered(pod, watch, before, len(expected), time.monotonic(), "the thaw")
         assert read_committed(private.kafka, out, len(expected), 10) == expected, pod.logs()
     finally:
         watch.close()
