@@ -111,8 +111,9 @@ def test_an_origin_that_gave_its_state_away_is_no_longer_needed() -> None:
     assert lost(Phase.STOPPING_WITH_SNAPSHOT, Protocol.SAVEPOINT_RESTART, pods, taken=True) is None
     assert lost(Phase.RESTORING, Protocol.SAVEPOINT_RESTART, pods, taken=True) is None
     assert lost(Phase.TRANSFERRING_STATE, Protocol.STATE_TRANSFER, pods, taken=True) is None
-    # moving-state's origin serves the state it moves
+    # moving-state's origin serves the state it moves, and has let it go once it moved
     assert lost(Phase.MOVING_STATE, Protocol.MOVING_STATE, pods, taken=True) is not None
+    assert lost(Phase.RECOMPUTING, Protocol.MOVING_STATE, pods, taken=True) is None
 
 
 def test_a_pod_not_ready_is_lost_only_after_the_grace() -> None:

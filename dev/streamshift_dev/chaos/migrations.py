@@ -35,10 +35,15 @@ MIDDLE = {
     "savepoint-restart": "Restoring",
 }
 """Each protocol's middle phase: after its roles began and before the hand-off."""
-ORIGIN_PHASE = {"state-transfer": "PausingAtMarker", "savepoint-restart": "StoppingWithSnapshot"}
-"""Where an origin pod is deleted when the middle phase no longer needs it: a state-transfer or
-savepoint-restart origin has let its partitions go once its snapshot is taken (the target
-restores from the snapshot), so it is lost only before."""
+ORIGIN_PHASE = {
+    "state-transfer": "PausingAtMarker",
+    "savepoint-restart": "StoppingWithSnapshot",
+    "moving-state": "MovingState",
+}
+"""The last phase that needs an origin pod (where a lost one is the middle's case when the
+middle no longer needs it): a state-transfer or savepoint-restart origin has let its partitions
+go once its snapshot is taken (the target restores from the snapshot), a moving-state origin
+once its state moved (MovingState), so it is lost only before (`lost_pods.needs`)."""
 
 
 def phases(protocol: str) -> tuple[str, ...]:
@@ -49,7 +54,7 @@ def phases(protocol: str) -> tuple[str, ...]:
 
 def lost_pod_phases(protocol: str, side: str) -> tuple[str, ...]:
     """The phases in which `side`'s pod exists and runs its part: an origin up to the hand-off
-    (a savepoint-restart or state-transfer one only up to its snapshot, `ORIGIN_PHASE`), a
+    (a savepoint-restart, state-transfer or moving-state one only up to `ORIGIN_PHASE`), a
     target from its start (a savepoint-restart one after the origin stopped) to the end."""
     every = phases(protocol)
     if side == "origin":

@@ -10,7 +10,9 @@ condition's `lastTransitionTime` (kept by the API server, so a restarted operato
 Which pods a phase needs: before HandingOver the origin pods run the query, so each must be up
 (a savepoint-restart or state-transfer origin no longer once its snapshot is taken: the former
 is stopped on purpose, the latter has let its partitions go, and a rollback restores from the
-snapshot anyway); the target pods once started (in Preparing and StartingTarget they are still
+snapshot anyway; a moving-state origin no longer in Recomputing: it exported its partitions'
+state and let them go in MovingState, where a target's pull repeated after a timeout still
+needs it); the target pods once started (in Preparing and StartingTarget they are still
 starting: only a Failed one is lost, a deleted one is created again); in HandingOver the targets.
 In Finalizing the targets are the query's pods, re-created by its reconciler once the migration
 ended, and in RollingBack the rollback itself replaces what is missing: neither is watched.
@@ -44,7 +46,9 @@ def needs(phase: Phase, protocol: Protocol | None, snapshot_taken: bool) -> tupl
         return Need.NONE, Need.NONE
     if phase is Phase.HANDING_OVER:
         return Need.NONE, Need.UP
-    released = snapshot_taken and protocol in (Protocol.SAVEPOINT_RESTART, Protocol.STATE_TRANSFER)
+    snapshot_released = protocol in (Protocol.SAVEPOINT_RESTART, Protocol.STATE_TRANSFER)
+    exported = protocol is Protocol.MOVING_STATE and phase is Phase.RECOMPUTING
+    released = snapshot_taken and (snapshot_released or exported)
     origin = Need.NONE if released else Need.UP
     if phase is Phase.PREPARING:
         return origin, Need.STARTED
