@@ -119,7 +119,13 @@ def check(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", type=int, default=50, help="accepted cases per protocol")
-    parser.add_argument("--concurrency", type=int, default=4, help="cases run at once")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=10,
+        help="cases run at once (a case mostly waits on pods, Kafka and the API server: 10 at "
+        "once keep two cores busy)",
+    )
     parser.add_argument("--protocols", nargs="+", choices=PROTOCOLS, default=list(PROTOCOLS))
     parser.add_argument("--seeds", type=int, nargs="+", help="run exactly these seeds")
     parser.add_argument(

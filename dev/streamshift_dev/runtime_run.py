@@ -200,9 +200,10 @@ def _drive(case: RuntimeCase, kube: Kube, stack: Stack, ns: str, observed: Obser
     observed.spans["migrated"] = time.monotonic()
     observed.verified = None if None in verdicts else all(verdicts)
     if observed.phase not in TERMINAL:
+        workers = "; ".join(kube.worker_states(ns))
         raise TimedOut(
             f"the Migration did not finish in {FINISH_S:.0f} s (phases {observed.timeline}, "
-            f"{observed.tails} tails fed)"
+            f"{observed.tails} tails fed; the workers: {workers})"
         )
     if observed.phase != "Succeeded":
         cause = f" ({observed.cause})" if observed.cause else ""

@@ -10,6 +10,7 @@ headers (the dead-letter topic says why each record was dropped in them).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from kubernetes import config as kube_config
 from kubernetes.client.exceptions import ApiException
 from minio import Minio
 from streamshift_operator.crdgen.kinds import KINDS, crd
+from streamshift_operator.resources.pods import CONTROL_PORT
 
 from streamshift_dev.workers import free_port, stack_env
 
@@ -155,6 +157,26 @@ class Kube:
 
     def pods(self, namespace: str) -> list[str]:
         return sorted(p.metadata.name for p in self.core.list_namespaced_pod(namespace).items)
+
+    def worker_states(self, namespace: str) -> list[str]:
+        """What each worker pod of `namespace` says of itself (`/v1/status`: phase, partitions,
+        offsets, watermarks, migration roles), one line each: why a migration waits."""
+        lines = []
+        for pod in self.core.list_namespaced_pod(namespace).items:
+            name, ip = pod.metadata.name, pod.status.pod_ip
+            request = urllib.request.Request(
+                f"http://{ip}:{CONTROL_PORT}/v1/status",
+                headers={"Authorization": f"Bearer {TOKEN}"},
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=12) as response:
+                    report = json.loads(response.read())
+            except (OSError, ValueError) as error:
+                lines.append(f"{name}: no status ({error})")
+                continue
+            keep = ("phase", "partitions", "offsets", "watermark", "committed_watermark", "roles")
+            lines.append(f"{name}: {json.dumps({k: report.get(k) for k in keep})}")
+        return lines
 
     def warnings(self, namespace: str, name: str) -> list[str]:
         events = self.core.list_namespaced_event(namespace).items

@@ -16,12 +16,17 @@ class Context:
     kube: Kube
     session: aiohttp.ClientSession
     image: str
+    served: frozenset[str] = frozenset()
+    """The namespaces the operator serves (the chart's `watchNamespaces`); empty for all."""
 
     @classmethod
     def start(cls) -> "Context":
-        """Connect to the API server; the image from $STREAMSHIFT_WORKER_IMAGE."""
+        """Connect to the API server; the image from $STREAMSHIFT_WORKER_IMAGE, the namespaces
+        served from $STREAMSHIFT_WATCH_NAMESPACES (comma-separated; unset for all)."""
         image = os.environ.get("STREAMSHIFT_WORKER_IMAGE", DEFAULT_WORKER_IMAGE)
-        return cls(Kube.connect(), aiohttp.ClientSession(), image)
+        listed = os.environ.get("STREAMSHIFT_WATCH_NAMESPACES", "").split(",")
+        served = frozenset(name.strip() for name in listed if name.strip())
+        return cls(Kube.connect(), aiohttp.ClientSession(), image, served)
 
     def control(self, token: str) -> ControlClient:
         return ControlClient(self.session, token)

@@ -49,6 +49,7 @@ class Cluster:
         self.api: Any = loader.new_client_from_config(config_file=kubeconfig)
         self.core: Any = client.CoreV1Api(self.api)
         self.custom: Any = client.CustomObjectsApi(self.api)
+        self.apps: Any = client.AppsV1Api(self.api)
 
     def install_crds(self) -> None:
         extensions: Any = client.ApiextensionsV1Api(self.api)
@@ -225,3 +226,13 @@ def finished(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | No
     """The migration's status once it has ended (Succeeded, Failed or RolledBack), else None."""
     status = cluster.status(MIG, namespace, name)
     return status if status.get("phase") in ("Succeeded", "Failed", "RolledBack") else None
+
+
+def namespace_gone(cluster: Cluster, name: str) -> bool:
+    try:
+        cluster.core.read_namespace(name)
+    except ApiException as error:
+        if error.status == 404:
+            return True
+        raise
+    return False

@@ -97,13 +97,23 @@ def test_all_namespaces_mode_runs_one_non_root_operator_with_a_cluster_role() ->
     ]
 
 
-def test_listed_namespaces_get_roles_and_the_cluster_role_only_reads_crds_and_namespaces() -> None:
+def test_listed_namespaces_get_roles_and_a_cluster_role_to_follow_them_and_let_go_of_queries() -> (
+    None
+):
+    """Cluster-wide, the operator reads the CRDs and the namespaces, and lists and patches
+    StreamQueries: a served namespace's deletion removes its Role before its queries let go of
+    kopf's finalizer (`stranded`); it serves only the namespaces named in its environment."""
     objects = render("watchNamespaces={team-a,team-b}", "logLevel=debug", "healthPort=9090")
     [cluster_role] = of_kind(objects, "ClusterRole")
     assert granted(cluster_role["rules"]) == {
         ("apiextensions.k8s.io", "customresourcedefinitions", verb)
         for verb in ("get", "list", "watch")
-    } | {("", "namespaces", "list"), ("", "namespaces", "watch")}
+    } | {("", "namespaces", verb) for verb in ("get", "list", "watch")} | {
+        ("streamshift.io", "streamqueries", verb) for verb in ("list", "patch")
+    }
+    env = {e["name"]: e.get("value") for e in container(objects)["env"]}
+    assert env["STREAMSHIFT_WATCH_NAMESPACES"] == "team-a,team-b"
+    assert "STREAMSHIFT_WATCH_NAMESPACES" not in {e["name"] for e in container(render())["env"]}
     roles = {r["metadata"]["namespace"]: r for r in of_kind(objects, "Role")}
     bindings = {b["metadata"]["namespace"]: b for b in of_kind(objects, "RoleBinding")}
     assert sorted(roles) == sorted(bindings) == ["team-a", "team-b"]
@@ -133,6 +143,7 @@ def test_rbac_has_no_wildcards_and_reads_secrets_only_by_name(mode: tuple[str, .
     forbidden = ("leases", "nodes", "kopfpeerings", "clusterkopfpeerings")
     assert not any(resource in forbidden for _, resource, _ in all_granted)
     assert {verb for _, resource, verb in all_granted if resource == "namespaces"} <= {
+        "get",
         "list",
         "watch",
     }

@@ -25,11 +25,13 @@ from operator_stack import (
     VERSION,
     Cluster,
     Stack,
+    namespace_gone,
     nexmark,
     produce_inputs,
     stream_query,
 )
 from streamshift_operator.clients.kafka_topics import ensure_topics
+from streamshift_operator.streamquery.stranded import KOPF_FINALIZER
 from support.waiting import wait_for
 
 pytestmark = pytest.mark.stack
@@ -123,6 +125,14 @@ def values(stack: Stack, namespace: str, kubeconfig: Path) -> dict[str, Any]:
     }
 
 
+def chart_query(body: dict[str, Any]) -> dict[str, Any]:
+    """The query `body` referring to the Secrets the chart makes in each namespace it serves."""
+    body["spec"]["controlToken"] = {"name": "streamshift-control", "key": "token"}
+    refs = {"name": "streamshift-s3", "key": "access"}, {"name": "streamshift-s3", "key": "secret"}
+    body["spec"]["snapshot"]["credentials"] = {"accessKey": refs[0], "secretKey": refs[1]}
+    return body
+
+
 def running(cluster: Cluster, namespace: str, selector: str, count: int) -> list[Any] | None:
     pods = cluster.core.list_namespaced_pod(namespace, label_selector=selector).items
     up = [p for p in pods if p.status.phase == "Running" and not p.metadata.deletion_timestamp]
@@ -153,10 +163,7 @@ def test_helm_install_runs_the_operator_pod_and_its_query_and_uninstall_cleans_u
     wait_for("the operator pod Running", lambda: running(cluster, namespace, operator, 1), 30)
     installed = time.monotonic()
 
-    body = stream_query("q1", "nexmark-q1", namespace, stack, parallelism=2)
-    body["spec"]["controlToken"] = {"name": "streamshift-control", "key": "token"}
-    refs = {"name": "streamshift-s3", "key": "access"}, {"name": "streamshift-s3", "key": "secret"}
-    body["spec"]["snapshot"]["credentials"] = {"accessKey": refs[0], "secretKey": refs[1]}
+    body = chart_query(stream_query("q1", "nexmark-q1", namespace, stack, parallelism=2))
     ensure_topics(stack.kafka, [(f"{namespace}-bid", PARTITIONS)])
     produce_inputs(stack, namespace, nexmark("nexmark-q1", 2_000))  # read from the start
     cluster.create(SQ, namespace, body)
@@ -192,3 +199,69 @@ def test_helm_install_runs_the_operator_pod_and_its_query_and_uninstall_cleans_u
         f"StreamQuery to workers reporting: {reported - installed:.1f} s; "
         f"uninstall and cleanup: {time.monotonic() - reported:.1f} s"
     )
+
+
+def test_a_served_namespace_deleted_while_the_operator_was_down_goes_when_it_is_back(
+    cluster: Cluster, stack: Stack, namespace: str, tmp_path: Path
+) -> None:
+    """The chart serving a listed namespace, the operator in its own: a query whose snapshots go
+    with it carries kopf's finalizer; with the operator scaled to 0 its namespace is deleted,
+    which removes the Role there at once and leaves the query (and so the namespace) waiting;
+    scaled back, the operator lets go of the query through its ClusterRole and the namespace
+    goes."""
+    team = f"team-{uuid.uuid4().hex[:8]}"
+    cluster.core.create_namespace({"metadata": {"name": team}})
+    cluster.core.create_namespaced_service_account(namespace, {"metadata": {"name": ACCOUNT}})
+    kubeconfig = token_kubeconfig(cluster, stack, namespace, tmp_path / "operator.kubeconfig")
+    settings = values(stack, team, kubeconfig)
+    (tmp_path / "values.yaml").write_text(yaml.safe_dump(settings))
+    install = helm(
+        "install",
+        namespace,
+        "--kubeconfig",
+        stack.kubeconfig,
+        str(CHART),
+        "--namespace",
+        namespace,
+        "-f",
+        str(tmp_path / "values.yaml"),
+    )
+    assert install.returncode == 0, install.stderr
+    operator = f"app.kubernetes.io/instance={namespace}"
+    deployment = cluster.apps.list_namespaced_deployment(namespace, label_selector=operator)
+    [name] = [d.metadata.name for d in deployment.items]
+    try:
+        wait_for("the operator pod Running", lambda: running(cluster, namespace, operator, 1), 30)
+        body = chart_query(stream_query("purge", "nexmark-q5", team, stack))
+        body["spec"]["snapshot"]["retention"] = {"onDelete": "Delete"}
+        ensure_topics(stack.kafka, [(f"{team}-bid", PARTITIONS)])
+        cluster.create(SQ, team, body)
+
+        def finalized() -> bool:
+            meta = cluster.get(SQ, team, "purge")["metadata"]
+            running_query = cluster.status(SQ, team, "purge").get("phase") == "Running"
+            return running_query and KOPF_FINALIZER in (meta.get("finalizers") or [])
+
+        wait_for("purge Running with kopf's finalizer", finalized, 60)
+        cluster.apps.patch_namespaced_deployment_scale(name, namespace, {"spec": {"replicas": 0}})
+        wait_for(
+            "the operator pod gone",
+            lambda: not cluster.core.list_namespaced_pod(namespace, label_selector=operator).items,
+            60,
+        )
+        cluster.core.delete_namespace(team)
+        rbac: Any = client.RbacAuthorizationV1Api(cluster.api)
+        wait_for(  # the namespace controller removes what it can: the Role, the pods
+            "the Role in the served namespace gone",
+            lambda: not rbac.list_namespaced_role(team).items,
+            60,
+        )
+        assert cluster.get(SQ, team, "purge")["metadata"].get("deletionTimestamp")
+        cluster.apps.patch_namespaced_deployment_scale(name, namespace, {"spec": {"replicas": 1}})
+        back = time.monotonic()
+        wait_for(f"namespace {team} gone", lambda: namespace_gone(cluster, team), 90, 1)
+        print(f"served namespace gone {time.monotonic() - back:.1f} s after the operator's return")
+    finally:
+        helm("uninstall", namespace, "--kubeconfig", stack.kubeconfig, "-n", namespace)
+        if not namespace_gone(cluster, team):
+            cluster.core.delete_namespace(team)

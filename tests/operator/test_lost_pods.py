@@ -6,7 +6,13 @@ than at the phase's timeout."""
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from streamshift_operator.migration.lost_pods import GRACE_S, Need, lost_pod, needs
+from streamshift_operator.migration.lost_pods import (
+    GRACE_S,
+    Need,
+    lost_pod,
+    lost_while_starting,
+    needs,
+)
 from streamshift_operator.migration.phase_machine import (
     STEPS,
     MachineState,
@@ -155,3 +161,16 @@ def test_the_machine_rolls_back_on_a_lost_pod_with_its_name_long_before_the_time
     decision = transition(state, Observation(NOW, failure=why), Timeouts())
     assert decision.phase is Phase.ROLLING_BACK
     assert decision.message == "TransferringState: target pod q-e1-0 is gone"
+
+
+def test_a_target_pod_gone_after_it_was_created_is_lost_while_starting() -> None:
+    """The local node agent removes a deleted pod within its tick, so the operator never sees
+    it going: a target the migration created before and absent now is the lost one; one not
+    created yet, or still there (even deleting), is not."""
+    created = ["q-e1-0"]
+    assert lost_while_starting(TARGETS, created, {}) == ["q-e1-0"]
+    assert lost_while_starting(TARGETS, created, {"q-e1-0": pod("q-e1-0")}) == []
+    going = {"q-e1-0": pod("q-e1-0", deleting=True)}
+    assert lost_while_starting(TARGETS, created, going) == []
+    assert lost_while_starting(TARGETS, [], {}) == []
+    assert lost_while_starting(TARGETS, TARGETS, {"q-e1-1": pod("q-e1-1")}) == ["q-e1-0"]

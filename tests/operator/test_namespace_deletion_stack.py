@@ -8,7 +8,6 @@ import uuid
 from typing import Any
 
 import pytest
-from kubernetes.client.exceptions import ApiException
 from operator_stack import (
     GROUP,
     MIG,
@@ -16,6 +15,7 @@ from operator_stack import (
     VERSION,
     Cluster,
     migration,
+    namespace_gone,
     operator,
     read_stack,
     stream_query,
@@ -29,16 +29,6 @@ KOPF_FINALIZER = "kopf.zalando.org/KopfFinalizerMarker"
 
 def finalizers(cluster: Cluster, plural: str, namespace: str, name: str) -> list[str]:
     return list(cluster.get(plural, namespace, name)["metadata"].get("finalizers") or [])
-
-
-def namespace_gone(cluster: Cluster, name: str) -> bool:
-    try:
-        cluster.core.read_namespace(name)
-    except ApiException as error:
-        if error.status == 404:
-            return True
-        raise
-    return False
 
 
 def running(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ from operator_stack import (
     Cluster,
     Stack,
     migration,
+    namespace_gone,
     operator,
     stream_query,
     wait_for,
@@ -54,16 +55,6 @@ def running(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | Non
 
 def gone(cluster: Cluster, plural: str, namespace: str, name: str) -> bool:
     return all(q["metadata"]["name"] != name for q in cluster.list(plural, namespace))
-
-
-def namespace_gone(cluster: Cluster, name: str) -> bool:
-    try:
-        cluster.core.read_namespace(name)
-    except ApiException as error:
-        if error.status == 404:
-            return True
-        raise
-    return False
 
 
 def delete(cluster: Cluster, plural: str, namespace: str, name: str) -> None:

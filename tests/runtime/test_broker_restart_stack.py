@@ -204,3 +204,54 @@ def recovered(
     assert recovered_after is not None, pod.logs()
     print(f"worker back {recovered_after:.1f} s after {what}, {pod.restarts} restarts")
     assert recovered_after <= RECOVERY_GOAL_S, pod.logs()
+
+
+def test_a_loop_stalled_while_input_waits_is_not_alive(
+    services: Services, run_id: str, broker: PrivateKafka, tmp_path: Path
+) -> None:
+    """Liveness on a real stall: the broker frozen (SIGSTOP) while a backlog waits, so the
+    partitions stop returning records though the high watermarks the consumer last saw say
+    input waits. Within the stall limit (plus what the client had fetched ahead) `/healthz`
+    answers 503, which makes the kubelet restart the pod, and the control API still answers
+    (`/v1/status` with the problem once the loop's thread does not answer); thawed, the worker
+    (started again whenever it exited) catches up, exact."""
+    stall_s = 3.0
+    private = Services(
+        broker.bootstrap, services.s3_endpoint, services.s3_access_key, services.s3_secret_key
+    )
+    topic, out = f"{run_id}-bid", f"{run_id}-out"
+    bids = nexmark_input(400_000, PARTITIONS)["bid"]
+    create_topics(private, [topic, out, f"{out}.dead"], PARTITIONS)
+    produce(private.kafka, topic, bids, "json")
+    expected = reference("nexmark-q5", {"bid": bids}, PARTITIONS)
+    env = worker_env(
+        private,
+        run_id,
+        "nexmark-q5",
+        STREAMSHIFT_COMMIT_INTERVAL_S="0.2",
+        STREAMSHIFT_STALL_S=str(stall_s),
+    )
+    processes = WorkerProcesses(tmp_path)
+    watch = OutputWatch(broker.bootstrap, out)
+    try:
+        pod = Pod(processes, env)
+        wait_ready(env, pod.current)
+        deadline = time.monotonic() + 30
+        while watch.poll() == 0 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert watch.count > 0 and answers_quickly(env, "/healthz") == 200
+        broker.freeze()
+        frozen = time.monotonic()
+        while answers_quickly(env, "/healthz") == 200:
+            assert time.monotonic() - frozen < stall_s + 30, "alive though nothing advanced"
+            time.sleep(0.5)
+        print(f"not alive {time.monotonic() - frozen:.1f} s after the freeze")
+        code, status = control(env, "GET", "/v1/status")  # the loop's thread is stuck: it says so
+        assert code == 200 or (code == 503 and status["error"]), status
+        broker.thaw()
+        back = time.monotonic()
+        recovered(pod, watch, watch.poll(), len(expected), back, "the thaw")
+        assert read_committed(private.kafka, out, len(expected), 10) == expected, pod.logs()
+    finally:
+        watch.close()
+        processes.kill_all()

@@ -24,13 +24,25 @@ def produce(
         part = batch.take(batch.partition == partition)
         if fmt == "json":
             for value in encode_json(part):
-                producer.produce(topic, value, partition=partition)
-                producer.poll(0)
+                _send(producer, topic, value, partition)
         else:
             for start in range(0, len(part), per_record):
                 chunk = part.take(slice(start, start + per_record))
-                producer.produce(topic, encode_columnar(chunk), partition=partition)
+                _send(producer, topic, encode_columnar(chunk), partition)
     producer.flush(30)
+
+
+def _send(producer: Producer, topic: str, value: bytes, partition: int) -> None:
+    """Queue one record, waiting for deliveries while the producer's local queue is full (a
+    backlog of hundreds of thousands of records outruns the broker)."""
+    while True:
+        try:
+            producer.produce(topic, value, partition=partition)
+        except BufferError:
+            producer.poll(0.5)
+            continue
+        producer.poll(0)
+        return
 
 
 def read_committed(bootstrap: str, topic: str, expect: int, timeout: float) -> list[str]:

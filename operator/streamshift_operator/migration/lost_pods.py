@@ -89,3 +89,12 @@ def _lost(pod: PodView | None, need: Need, now: datetime, grace_s: float) -> str
         return None
     waited = (now - pod.ready_since).total_seconds()
     return f"has not been ready for {waited:.0f} s" if waited > grace_s else None
+
+
+def lost_while_starting(
+    targets: Sequence[str], created: Sequence[str], pods: Mapping[str, PodView]
+) -> list[str]:
+    """The target pods this migration created that are gone now: lost while starting, to be
+    created again. Judged by their absence, not by a deletion in flight, which a fast node (the
+    local node agent removes a deleted pod within its 0.5 s tick) finishes between two ticks."""
+    return [name for name in targets if name in created and name not in pods]

@@ -11,6 +11,7 @@ worker is only "not yet", bounded by the phase's timeout.
 from collections.abc import Awaitable, Callable
 
 from streamshift_operator.clients.control_api import ControlError
+from streamshift_operator.migration.lost_pods import lost_while_starting
 from streamshift_operator.migration.phase_machine import Action
 from streamshift_operator.migration.protocols import moving_state, parallel_track, unimico
 from streamshift_operator.migration.run import Run
@@ -43,10 +44,10 @@ async def start_targets(run: Run) -> bool:
     """Target pods (held until `begin`) exist and answer."""
     epoch = run.status.target_epoch or 0
     await act.plan_config(run.ctx.kube, run.query, run.plan)
-    pods = run.view.pods
-    going = [name for name, _ in run.targets() if name in pods and pods[name].deleting]
-    if going:
-        run.notes.append(f"target pod {', '.join(going)} deleted while starting: created again")
+    names = [name for name, _ in run.targets()]
+    lost = lost_while_starting(names, run.status.target_pods_created, run.view.pods)
+    if lost:
+        run.notes.append(f"target pod {', '.join(lost)} lost while starting: created again")
     for instance in run.status.target_instances:
         pod = build_pod(
             run.query,
@@ -59,7 +60,8 @@ async def start_targets(run: Run) -> bool:
             hold=True,
         )
         await run.ctx.kube.ensure(pod)
-    return all(run.view.running(name) for name, _ in run.targets())
+    run.status.target_pods_created = names
+    return all(run.view.running(name) for name in names)
 
 
 async def begin_roles(run: Run) -> bool:

@@ -211,6 +211,9 @@ class MigrationStatus(ApiModel):
     """The epoch of the target pods."""
     target_instances: list[AssignedInstance] = Field(default_factory=list)
     """The target instances and their partitions."""
+    target_pods_created: list[str] = Field(default_factory=list)
+    """The target pods this migration has created. One of them gone before the hand-over was lost
+    while starting: it is created again, and the message and a PodCreatedAgain Event say so."""
     phase_history: list[PhaseRecord] = Field(default_factory=list)
     """Every phase entered, with its time."""
     cost: Cost = Cost()

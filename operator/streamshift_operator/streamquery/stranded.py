@@ -9,6 +9,10 @@ being deleted for more than `STRANDED_S` (longer than the delete handler's bound
 `deletion`, so a query whose handler runs is left to it). The sweep does what the handler
 would (stop the workers, one attempt at removing the snapshots) and removes kopf's finalizer,
 saying what was left behind in the log and, where the namespace still takes one, an Event.
+
+An operator serving listed namespaces (the chart's `watchNamespaces`) has a Role in each, which
+the namespace's deletion removes before the query lets go of its finalizer; so its ClusterRole
+also lists and patches StreamQueries, and the sweep touches only those of its own namespaces.
 """
 
 import asyncio
@@ -45,7 +49,7 @@ def stranded(body: dict[str, Any], terminating: set[str], now: datetime) -> bool
 
 
 async def sweep(ctx: Context) -> None:
-    """Finish the deletion of every stranded query the operator may list."""
+    """Finish the deletion of every stranded query in the namespaces the operator serves."""
     try:
         found = await asyncio.to_thread(
             ctx.kube.custom.list_cluster_custom_object, GROUP, VERSION, STREAM_QUERIES
@@ -53,7 +57,12 @@ async def sweep(ctx: Context) -> None:
     except ApiException as error:
         log.warning("stranded deletions not swept: cannot list StreamQueries", exc_info=error)
         return
-    deleting = [q for q in found["items"] if q["metadata"].get("deletionTimestamp")]
+    deleting = [
+        q
+        for q in found["items"]
+        if q["metadata"].get("deletionTimestamp")
+        and (not ctx.served or q["metadata"]["namespace"] in ctx.served)
+    ]
     terminating = {
         ns for ns in {q["metadata"]["namespace"] for q in deleting} if await _ending(ctx, ns)
     }
@@ -77,7 +86,11 @@ async def finish(ctx: Context, body: dict[str, Any]) -> None:
     meta = body["metadata"]
     query = QueryIdentity(meta["name"], meta["namespace"], meta["uid"])
     spec = StreamQuerySpec.model_validate(body["spec"])
-    await act.stop_workers(ctx.kube, query)
+    try:
+        await act.stop_workers(ctx.kube, query)
+    except ApiException as error:
+        if error.status != 403:
+            raise  # refused: the namespace's Role went with its deletion, and so do the pods
     said = f"StreamQuery {query.namespace}/{query.name} deleted while no handler ran"
     if spec.snapshot.retention.on_delete is RetentionPolicy.DELETE:
         why = await _remove(ctx, query, spec)
@@ -137,12 +150,17 @@ async def _warning(ctx: Context, body: dict[str, Any], reason: str, message: str
 async def _remove(ctx: Context, query: QueryIdentity, spec: StreamQuerySpec) -> str | None:
     """One attempt at removing the snapshots; why they stay, or None when they are gone."""
     creds = spec.snapshot.credentials
-    access = await ctx.kube.secret_value(
-        query.namespace, creds.access_key.name, creds.access_key.key
-    )
-    secret = await ctx.kube.secret_value(
-        query.namespace, creds.secret_key.name, creds.secret_key.key
-    )
+    try:
+        access = await ctx.kube.secret_value(
+            query.namespace, creds.access_key.name, creds.access_key.key
+        )
+        secret = await ctx.kube.secret_value(
+            query.namespace, creds.secret_key.name, creds.secret_key.key
+        )
+    except ApiException as error:
+        if error.status != 403:
+            raise
+        return "the snapshot credentials can no longer be read (the namespace's Role is gone)"
     if access is None or secret is None:
         return "the snapshot credentials (Secrets) are gone"
     prefix = f"{query.namespace}/{query.name}/"
