@@ -1,0 +1,160 @@
+"""The autoscaler's decision fed through its metric window, as the operator feeds it: readings
+every 2 s of each instance's cumulative busy seconds and processed records, the input's end
+offset and the lag, from a fluid model of a query under a step load.
+
+The model's instances process `capacity` records per busy second, but report a fixed share of
+each second as busy whatever they process (`fixed`: a poll's cost, or under a CPU quota the
+CPU the other threads take), so the true rate they report below saturation understates their
+capacity, as the workers' does. A rescale takes effect at once with new pods (the window starts
+over) and starts the stabilization window.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from streamshift_operator.autoscaler.decision import Action, Decision, decide
+from streamshift_operator.autoscaler.inputs import Observation, PendingScaleDown, Policy
+from streamshift_operator.autoscaler.window import Reading, Window
+
+READ_EVERY_S = 2.0
+PARTITIONS = 16
+POLICY = Policy(
+    min_parallelism=1,
+    max_parallelism=PARTITIONS,
+    target_utilization=0.6,
+    lag_tolerance_seconds=10,
+    stabilization_seconds=20,
+    scale_down_delay_seconds=20,
+)
+WINDOW_S = 10.0
+
+
+@dataclass
+class Query:
+    capacity: float
+    fixed: float
+    policy: Policy
+    parallelism: int = 1
+    now: float = 0.0
+    backlog: float = 0.0
+    end: float = 0.0
+    epoch: int = 0
+    counters: dict[str, tuple[float, float]] = field(default_factory=dict)
+    window: Window = field(default_factory=Window)
+    last_rescale_at: float | None = None
+    pending: PendingScaleDown | None = None
+    loaded: float | None = None
+    rescales: list[tuple[float, int, int, Observation, Decision]] = field(default_factory=list)
+    lags: list[tuple[float, float]] = field(default_factory=list)
+    """(time, lag in seconds of input) after each reading."""
+
+    def __post_init__(self) -> None:
+        self._new_pods()
+
+    def _new_pods(self) -> None:
+        self.counters = {f"e{self.epoch}-{i}": (0.0, 0.0) for i in range(self.parallelism)}
+        self.window = Window()
+
+    def read(self, rate: float) -> None:
+        """`READ_EVERY_S` seconds at input `rate`, then a reading and the decision on it."""
+        dt = READ_EVERY_S
+        self.now += dt
+        self.end += rate * dt
+        can = self.parallelism * self.capacity * dt
+        processed = min(self.backlog + rate * dt, can)
+        self.backlog = max(0.0, self.backlog + rate * dt - processed)
+        each = processed / self.parallelism
+        busy = min(dt, each / self.capacity + self.fixed * dt)
+        self.counters = {pod: (b + busy, n + each) for pod, (b, n) in self.counters.items()}
+        self.lags.append((self.now, self.backlog / rate if rate > 0 else 0.0))
+        reading = Reading(
+            self.now,
+            {pod: (b, round(n)) for pod, (b, n) in self.counters.items()},
+            {"in:0": round(self.end)},
+            round(self.backlog),
+        )
+        self.window.add(reading, WINDOW_S)
+        obs = self.window.observation(WINDOW_S, PARTITIONS, self.last_rescale_at)
+        if obs is None:
+            return
+        decision = decide(obs, self.policy, self.pending, self.loaded)
+        self.pending, self.loaded = decision.pending, decision.loaded_rate
+        if decision.act:
+            self.rescales.append((self.now, self.parallelism, decision.parallelism, obs, decision))
+            self.parallelism, self.last_rescale_at = decision.parallelism, self.now
+            self.epoch += 1
+            self._new_pods()
+
+    def run(self, rate: float, seconds: float) -> None:
+        for _ in range(round(seconds / READ_EVERY_S)):
+            self.read(rate)
+
+
+def fewest(rate: float, capacity: float, lag: float, policy: Policy) -> int:
+    """The fewest instances that keep up with `rate` at the target utilization and drain `lag`
+    records within the tolerance at full utilization."""
+    keep_up = rate / (capacity * policy.target_utilization)
+    drain = (rate + lag / policy.lag_tolerance_seconds) / capacity
+    return math.ceil(max(keep_up, drain))
+
+
+def near_whole(x: float) -> bool:
+    return abs(x - round(x)) < 0.02
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.floats(min_value=1_000, max_value=50_000),
+    st.floats(min_value=0.0, max_value=0.15),
+    st.floats(min_value=0.2, max_value=0.5),
+    st.floats(min_value=1.3, max_value=6.0),
+)
+def test_a_step_is_sized_once_to_the_fewest_that_keep_up_and_drain_and_back_after_the_delay(
+    capacity: float, fixed: float, low_share: float, high_share: float
+) -> None:
+    """Low: `low_share` of one instance's target; high: `high_share` instances' capacity."""
+    p = POLICY
+    low, high = low_share * capacity * p.target_utilization, high_share * capacity
+    assume(not near_whole(high / (capacity * p.target_utilization)))
+    query = Query(capacity, fixed, p)
+    query.run(low, 60)
+    assert query.rescales == []  # a light load that understates the capacity stays at 1
+    step_up = query.now
+    query.run(high, 120)
+    assert len(query.rescales) == 1
+    at, _, to, obs, decision = query.rescales[0]
+    assume(not near_whole((high + obs.lag_records / p.lag_tolerance_seconds) / capacity))
+    assert to == min(PARTITIONS, fewest(high, capacity, obs.lag_records, p)), decision.reason
+    assert at - step_up <= 3 * READ_EVERY_S  # the interval it began in, then 4 s measured
+    assert all(lag < p.lag_tolerance_seconds for t, lag in query.lags if t >= step_up + 60)
+    step_down = query.now
+    query.run(low, 120)
+    assert len(query.rescales) == 2
+    down_at, _, down_to, _, _ = query.rescales[1]
+    assert down_at - step_down >= p.scale_down_delay_seconds and down_to == 1
+    assert all(lag == 0 for t, lag in query.lags if t > step_down)
+
+
+def test_the_overload_is_measured_after_the_interval_it_began_in() -> None:
+    """The benchmark's step: one 100m q8 worker at 31.6K records per busy second, reporting
+    21.5K at 9.5K/s; the input steps to 49.2K/s. Seen 2 s later the backlog has just begun
+    to grow (hold, measuring); 4 s after that it scales to 3, not 2."""
+    capacity, low, high = 31_600.0, 9_470.0, 49_200.0
+    fixed = 9_470 / 21_500 - 9_470 / 31_600  # the busy share that reads 21.5K at 9.5K/s
+    query = Query(capacity, fixed, POLICY)
+    query.run(low, 30)
+    assert query.loaded is not None and query.loaded < 22_000
+    query.read(high)
+    obs = query.window.observation(WINDOW_S, PARTITIONS, None)
+    assert obs is not None and obs.overload is not None and obs.overload.seconds == 0
+    query.read(high)
+    assert query.rescales == []
+    query.read(high)
+    assert len(query.rescales) == 1
+    _, _, to, obs, decision = query.rescales[0]
+    assert obs.overload is not None
+    assert obs.overload.input_rate == high and round(obs.overload.processed_rate) == capacity
+    assert to == 3 and decision.action is Action.SCALE_UP
+    assert decision.loaded_rate is not None and round(decision.loaded_rate) == capacity
