@@ -109,10 +109,13 @@ def summary(outcome: elastic.Outcome, settings: elastic.Settings, rates: elastic
     """Print the rescales, decisions and output check; return the final line."""
     for r in outcome.rescales:
         ratio = "n/a" if r.gap_ratio is None else f"{r.gap_ratio:.2f}"
+        handed = "-" if r.handed_over is None else f"{r.handed_over:.0f}s"
+        ended = "-" if r.ended is None else f"{r.ended:.0f}s"
         say(
             f"rescale {r.name}: {r.from_parallelism} -> {r.to_parallelism} at {r.started:.0f}s "
-            f"by {r.protocol}, {r.phase}, output gap {r.gap_s} s against rhythm "
-            f"{r.gap_before_s} s (ratio {ratio}), verified exact {r.exact}"
+            f"by {r.protocol}, handed over at {handed}, {r.phase} at {ended}, output gap "
+            f"{r.gap_s} s against rhythm {r.gap_before_s} s (ratio {ratio}), verified exact "
+            f"{r.exact}"
         )
     for decision in outcome.decisions:
         say(f"decision: {decision}")
@@ -125,7 +128,7 @@ def summary(outcome: elastic.Outcome, settings: elastic.Settings, rates: elastic
     after = elastic_timeline.max_lag_after(samples, outcome.step_down)
     say(f"lag after the step down: at most {after:.1f} s")
     recover = elastic_timeline.recover_seconds(
-        samples, outcome.step_up, outcome.rescales, settings.lag_tolerance_s
+        samples, outcome.step_up, outcome.rescales, settings.lag_tolerance_s, outcome.step_down
     )
     exact = outcome.exact and all(r.exact is True for r in outcome.rescales)
     return elastic_timeline.final_line(
