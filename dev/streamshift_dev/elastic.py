@@ -72,6 +72,8 @@ class Settings:
     metric_window_s: int = 10
     stabilization_s: int = 20
     scale_down_delay_s: int = 20
+    protocol: str = "auto"
+    """The protocol of the autoscaler's Migrations (`spec.autoscaler.protocol`)."""
 
     def autoscaler(self) -> dict[str, Any]:
         return {
@@ -83,6 +85,7 @@ class Settings:
             "metricWindowSeconds": self.metric_window_s,
             "stabilizationSeconds": self.stabilization_s,
             "scaleDownDelaySeconds": self.scale_down_delay_s,
+            "protocol": self.protocol,
         }
 
     def resources(self) -> dict[str, Any]:
