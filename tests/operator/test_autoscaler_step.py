@@ -10,12 +10,18 @@ over) and starts the stabilization window.
 """
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from streamshift_operator.autoscaler.decision import Action, Decision, decide
-from streamshift_operator.autoscaler.inputs import Observation, PendingScaleDown, Policy
+from streamshift_operator.autoscaler.inputs import (
+    InstanceLoad,
+    Observation,
+    Overload,
+    PendingScaleDown,
+    Policy,
+)
 from streamshift_operator.autoscaler.window import Reading, Window
 
 READ_EVERY_S = 2.0
@@ -158,3 +164,24 @@ def test_the_overload_is_measured_after_the_interval_it_began_in() -> None:
     assert obs.overload.input_rate == high and round(obs.overload.processed_rate) == capacity
     assert to == 3 and decision.action is Action.SCALE_UP
     assert decision.loaded_rate is not None and round(decision.loaded_rate) == capacity
+
+
+def test_a_backlog_that_just_began_to_grow_holds_and_keeps_a_pending_scale_down() -> None:
+    """One interval of falling behind (a burst of a light load, or the start of a step): the
+    decision waits to measure it, and a scale-down waiting out its delay keeps waiting."""
+    pending = PendingScaleDown(since=100.0, parallelism=1)
+    obs = Observation(
+        at=110.0,
+        parallelism=2,
+        partitions=PARTITIONS,
+        input_rate=80.0,
+        lag_records=40,
+        lag_seconds=0.5,
+        instances=(InstanceLoad(0.5, 400, 10.0), InstanceLoad(0.5, 400, 10.0)),
+        overload=Overload(0.0, 0.0, 0.0, 0.0),
+    )
+    decision = decide(obs, POLICY, pending, loaded_rate=30_000.0)
+    assert (decision.action, decision.parallelism, decision.pending) == (Action.HOLD, 2, pending)
+    assert "measuring the load" in decision.reason
+    calm = decide(replace(obs, overload=None, at=125.0), POLICY, decision.pending, 30_000.0)
+    assert (calm.action, calm.parallelism) == (Action.SCALE_DOWN, 1)

@@ -179,7 +179,7 @@ def _verdict(
     tolerated = obs.lag_seconds <= policy.lag_tolerance_seconds
     if growing is not None and growing.seconds < MEASURE_OVERLOAD_S and tolerated:
         why = f"the backlog grows: measuring the load since it began ({growing.seconds:.0f}s)"
-        return Action.HOLD, current, why, None
+        return Action.HOLD, current, why, pending  # a blip at a light load keeps the delay
     capacity = rate * policy.target_utilization
     steady = math.ceil(obs.input_rate / capacity)
     measured = measured_overload(obs)
