@@ -88,6 +88,9 @@ class Decision:
     """Records per busy second of one instance, if any instance was busy."""
     loaded_rate: float | None
     """The true rate decided with (see `capacity_rate`), to hand to the next decision."""
+    behind: bool = False
+    """A scale-up of instances behind their input: the backlog grows, or the lag is beyond the
+    tolerance (the protocol then matters: `record.protocol_of`)."""
 
 
 def true_rate(instances: tuple[InstanceLoad, ...]) -> float | None:
@@ -150,7 +153,10 @@ def decide(
     act = action is not Action.HOLD and not policy.recommend_only
     if action is Action.SCALE_DOWN and act:
         kept = None
-    return Decision(action, parallelism, reason, act, kept, measured, remembered)
+    behind = action is Action.SCALE_UP and (
+        measured_overload(obs) is not None or obs.lag_seconds > policy.lag_tolerance_seconds
+    )
+    return Decision(action, parallelism, reason, act, kept, measured, remembered, behind)
 
 
 _Verdict = tuple[Action, int, str, PendingScaleDown | None]
