@@ -33,10 +33,10 @@ Around that one-step estimate:
   on few records, and under a CPU quota the busy time is CPU time over what the quota leaves:
   Nexmark q8 read 21.6K records per busy second at 44% busy against 31.6K flat out, and 2.6K
   against 225K at light load without a quota). So the rate measured while the instances were
-  saturated (a growing backlog, input waiting: records per second are records per busy second;
-  or every instance at least `SATURATED` busy) is used and remembered; otherwise the higher of
-  the measured and the remembered one. An instance that became slower saturates and is measured
-  again; one that became faster shows it in the measured rate.
+  saturated (a growing backlog with the instances at least `OVERLOAD_BUSY` busy: their records
+  per busy second over it; or every instance at least `SATURATED` busy) is used and remembered;
+  otherwise the higher of the measured and the remembered one. An instance that became slower
+  saturates and is measured again; one that became faster shows it in the measured rate.
 """
 
 import math
@@ -54,14 +54,16 @@ from streamshift_operator.autoscaler.inputs import (
 SATURATED = 0.9
 """An instance at least this busy over the window processes what it can: its true rate then
 is its capacity."""
-MEASURE_OVERLOAD_S = 4.0
+MEASURE_OVERLOAD_S = 6.0
 """The least time a growing backlog's load is measured over before a scale-up is sized by it:
-the workers count busy time in about 1 s steps, so over 4 s a saturated instance reads at
-least 75% busy."""
+the workers count busy time in about 1 s steps, so over 6 s an instance's busy time reads at
+most about 1/6 off."""
 OVERLOAD_BUSY = 0.7
 """With the backlog growing, instances at least this busy (as measured over at least
-`MEASURE_OVERLOAD_S`) are saturated: their records per second are their capacity. Less busy,
-they fall behind for another reason (a stall) and say nothing of their capacity."""
+`MEASURE_OVERLOAD_S`) process what they can when busy: their records per busy second are
+their capacity (they may wait on fetches between: the 100m q8 worker processed 27K records/s
+just after a step, and 33K/s with a deep backlog). Less busy, they fall behind for another
+reason (a stall) and say nothing of their capacity."""
 
 
 class Action(StrEnum):
@@ -113,12 +115,14 @@ def measured_overload(obs: Observation) -> Overload | None:
 
 def saturated_rate(obs: Observation) -> float | None:
     """Records one instance processes per busy second, if this observation saw the instances
-    saturated: with a growing backlog their records per second (input waits, so each second is
-    busy), or with every instance at least `SATURATED` busy their true rate."""
+    saturated: with a growing backlog and the instances at least `OVERLOAD_BUSY` busy, their
+    records over their busy time then (at most the span: input waits, so a reading above it is
+    the busy time's 1 s steps); or with every instance at least `SATURATED` busy over the
+    window, their true rate."""
     overload = measured_overload(obs)
     saturated = overload is not None and overload.busy_ratio >= OVERLOAD_BUSY
     if overload is not None and saturated and overload.processed_rate > 0:
-        return overload.processed_rate / obs.parallelism
+        return overload.processed_rate / (obs.parallelism * min(1.0, overload.busy_ratio))
     if obs.instances and all(i.busy_ratio >= SATURATED for i in obs.instances):
         return true_rate(obs.instances)
     return None
