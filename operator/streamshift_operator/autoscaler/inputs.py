@@ -66,7 +66,8 @@ class Observation:
     lag_records: int
     """Input records not yet processed, over all partitions."""
     lag_seconds: float
-    """How far behind the log end the query reads, in seconds of input."""
+    """How far behind the log end the query reads, in seconds of input (at the input rate, or
+    the recent one when higher)."""
     instances: tuple[InstanceLoad, ...]
     """Each running instance's busy time and processed records."""
     last_rescale_at: float | None = None

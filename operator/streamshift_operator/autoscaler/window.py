@@ -13,12 +13,16 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from streamshift_operator.autoscaler.decision import MEASURE_OVERLOAD_S
 from streamshift_operator.autoscaler.inputs import InstanceLoad, Observation, Overload
 
 RECENT_SHARE = 0.25  # the part of the window the recent input rate is taken over
 FALLING_BEHIND = 0.1
 """An interval in which the input grew by more than this fraction over what the instances
 processed adds to the backlog (below it: the noise of a poll's timing)."""
+OVERLOAD_HISTORY_S = 2 * MEASURE_OVERLOAD_S
+"""Readings are kept at least this long, whatever the metric window: a growing backlog is
+measured over `MEASURE_OVERLOAD_S` after the interval it began in."""
 
 
 @dataclass(frozen=True)
@@ -48,25 +52,27 @@ class Window:
         if self.readings and not _continues(self.readings[-1], reading):
             self.readings.clear()
         self.readings.append(reading)
-        while len(self.readings) > 1 and self.readings[1].at <= reading.at - window_s:
+        keep = max(window_s, OVERLOAD_HISTORY_S)
+        while len(self.readings) > 1 and self.readings[1].at <= reading.at - keep:
             self.readings.popleft()
 
     def observation(
         self, window_s: float, partitions: int, last_rescale_at: float | None
     ) -> Observation | None:
         """The load over the window up to the newest reading; None before a whole window."""
-        if len(self.readings) < 2:
+        last = self.readings[-1]
+        older = [r for r in self.readings if r.at <= last.at - window_s]
+        if not older or not last.instances:
             return None
-        first, last = self.readings[0], self.readings[-1]
+        first = older[-1]  # the newest a whole window before the last
         span = last.at - first.at
-        if span < window_s or not last.instances:
-            return None
         input_rate = _arrival_rate(first, last)
         tail = [r for r in self.readings if r.at >= last.at - window_s * RECENT_SHARE]
         recent = None
         if len(tail) >= 2 and tail[-1].at > tail[0].at:
             recent = _arrival_rate(tail[0], last)
-        lag_seconds = _lag_seconds(last.lag_records, input_rate)
+        # at the recent rate when higher: after a step up the average understates the arrivals
+        lag_seconds = _lag_seconds(last.lag_records, max(input_rate, recent or 0.0))
         loads = tuple(
             InstanceLoad(busy - first.instances[pod][0], processed - first.instances[pod][1], span)
             for pod, (busy, processed) in sorted(last.instances.items())
