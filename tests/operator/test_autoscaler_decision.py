@@ -379,7 +379,7 @@ def test_a_load_just_over_the_target_holds_within_the_overload_margin() -> None:
     )
     decision = decide(obs, policy(0.8), None)
     assert (decision.action, decision.parallelism) == (Action.HOLD, 2)
-    assert "needs 3 instances" in decision.reason and "5% overload margin" in decision.reason
+    assert "needs 3 instances" in decision.reason and "10% overload margin" in decision.reason
 
 
 def light(rate: float, per_poll: float, parallelism: int) -> Observation:

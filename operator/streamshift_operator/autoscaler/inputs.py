@@ -10,10 +10,11 @@ DEFAULT_HEADROOM = 0.2
 """Scale down only if the load would still fit with this fraction of headroom at the target
 utilization: the gap between the scale-up and the scale-down thresholds (the hysteresis)."""
 
-OVERLOAD_MARGIN = 0.05
+OVERLOAD_MARGIN = 0.1
 """Scale up (short of lag beyond the tolerance) only once the load exceeds the target
 utilization of the running instances by this fraction: metric noise around a load that sits at
-the target does not rescale it."""
+the target does not rescale it (a light load's true rate read 19.4K, 20.4K and 21.5K records per
+busy second in consecutive decisions of the 100m benchmark)."""
 
 
 @dataclass(frozen=True)
