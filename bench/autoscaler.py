@@ -61,6 +61,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--cpu-limit", type=int, default=elastic.Settings.cpu_limit_m)
     parser.add_argument("--target", type=float, default=elastic.Settings.target)
     parser.add_argument("--high-workers", type=float, default=2.6)
+    parser.add_argument(
+        "--protocol", default=elastic.Settings.protocol, help="the autoscaler's Migrations'"
+    )
     parser.add_argument("--measure-s", type=float, default=20.0)
     parser.add_argument("--low-s", type=int, default=elastic.Phases.low_s)
     parser.add_argument("--high-s", type=int, default=elastic.Phases.high_s)
@@ -73,9 +76,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     if args.quick:
         args.measure_s, args.low_s, args.high_s, args.after_s = 10.0, 30, 100, 200
-    settings = elastic.Settings(cpu_limit_m=args.cpu_limit, target=args.target)
+    settings = elastic.Settings(
+        cpu_limit_m=args.cpu_limit, target=args.target, protocol=args.protocol
+    )
     phases = elastic.Phases(low_s=args.low_s, high_s=args.high_s, after_s=args.after_s)
-    say(f"bench-autoscaler: q8 (q5 is a global plan, never scaled above 1); {load_average()}")
+    say(
+        f"bench-autoscaler: q8 (q5 is a global plan, never scaled above 1), protocol "
+        f"{settings.protocol}; {load_average()}"
+    )
     began = time.monotonic()
     with elastic.session(REPO / "out" / "bench-autoscaler") as s:
         say(f"capacity: one worker at {settings.cpu_limit_m}m, input flat out")
@@ -109,10 +117,13 @@ def summary(outcome: elastic.Outcome, settings: elastic.Settings, rates: elastic
     """Print the rescales, decisions and output check; return the final line."""
     for r in outcome.rescales:
         ratio = "n/a" if r.gap_ratio is None else f"{r.gap_ratio:.2f}"
+        handed = "-" if r.handed_over is None else f"{r.handed_over:.0f}s"
+        ended = "-" if r.ended is None else f"{r.ended:.0f}s"
         say(
             f"rescale {r.name}: {r.from_parallelism} -> {r.to_parallelism} at {r.started:.0f}s "
-            f"by {r.protocol}, {r.phase}, output gap {r.gap_s} s against rhythm "
-            f"{r.gap_before_s} s (ratio {ratio}), verified exact {r.exact}"
+            f"by {r.protocol}, handed over at {handed}, {r.phase} at {ended}, output gap "
+            f"{r.gap_s} s against rhythm {r.gap_before_s} s (ratio {ratio}), verified exact "
+            f"{r.exact}"
         )
     for decision in outcome.decisions:
         say(f"decision: {decision}")
@@ -125,7 +136,7 @@ def summary(outcome: elastic.Outcome, settings: elastic.Settings, rates: elastic
     after = elastic_timeline.max_lag_after(samples, outcome.step_down)
     say(f"lag after the step down: at most {after:.1f} s")
     recover = elastic_timeline.recover_seconds(
-        samples, outcome.step_up, outcome.rescales, settings.lag_tolerance_s
+        samples, outcome.step_up, outcome.rescales, settings.lag_tolerance_s, outcome.step_down
     )
     exact = outcome.exact and all(r.exact is True for r in outcome.rescales)
     return elastic_timeline.final_line(

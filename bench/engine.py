@@ -5,14 +5,15 @@ seed streams `S` and `T`) is generated and encoded in the wire format first (JSO
 per event; columnar: one Arrow IPC record per partition and poll, a poll being about `--batch`
 records of the query's inputs); the timed loop decodes each poll partition by partition as the
 worker does (only the fields the plan reads, `runtime.projection`), feeds an engine `Instance`
-(merge order and watermark as in a worker, or with `--hold` the `runner.MINI_BATCH` hold that
-workers do not use yet; late records go to its dead
-letters), polls it and encodes the results in the same format
-(JSON: one record per result, as one Arrow binary array, the buffer a producer sends from;
-building a Python `bytes` per result, as the Kafka sink does for its client, is not counted).
-The queries whose joins interleave their inputs (q3, seed Q1, seed Q3) run again with the finer
-polls of `--slices` (5,000 records: a worker's poll), so a rate that falls with the slicing
-shows.
+(merge order and watermark as in a worker; late records go to its dead letters), polls it and
+encodes the results in the same format (JSON: one record per result, as one Arrow binary array,
+the buffer a producer sends from; building a Python `bytes` per result, as the Kafka sink does
+for its client, is not counted). The queries whose joins interleave their inputs (q3, seed Q1,
+seed Q3) run again with the finer polls of `--slices` (5,000 records: a worker's poll), so a
+rate that falls with the slicing shows: once `held` as a worker runs them (the pipeline run
+once per `runner.MINI_BATCH`, 32,768 records or 100 ms, the polls between only decoded and
+fed; `runtime.loop`) and once `unheld` (the pipeline run every poll), on rows side by side.
+`--hold` holds the `--batch` rows too (their polls are larger than the hold: no change).
 Every case runs on ordered input and on disordered input, printed side by side: events shuffled
 as the reference generator's `outOfOrderGroupSize` does (`nexmark.arrival`, groups spanning
 `DISORDER_MS` of event time; the seed streams shuffled alike), 1% of them late by `LATE_MS`, and
@@ -82,8 +83,6 @@ from streamshift_engine.runtime.projection import input_schemas, projected
 from streamshift_engine.spark.seed_streams import STREAMS, SeedStreamConfig, seed_streams
 
 SEED = 2024
-HOLD_ENV = "STREAMSHIFT_BENCH_HOLD"
-"""Set by `--hold` for the processes that measure."""
 CONFIG = GeneratorConfig()
 DISORDER_MS = 100
 """Disordered input: events arrive shuffled within groups spanning this much event time (the
@@ -252,13 +251,14 @@ def unpacked(encoded: list[Poll], fmt: str) -> list[Poll]:
 
 
 def run(
-    query: str, encoded: list[Poll], fmt: str, order: str = "ordered"
+    query: str, encoded: list[Poll], fmt: str, order: str = "ordered", held: bool = False
 ) -> tuple[float, int, int]:
     """CPU seconds for decode + process + encode of all polls through an engine `Instance` (per
-    partition feed, watermark, merge order, late records to the dead letters), and the number
-    of results. The plan is compiled, and its operators imported, before the clock starts."""
+    partition feed, watermark, merge order, late records to the dead letters; `held`: the
+    worker's mini-batch hold), and the number of results. The plan is compiled, and its
+    operators imported, before the clock starts."""
     plan = plan_of(query) if order == "ordered" else disordered(plan_of(query))
-    instance = Instance(projected(plan), range(CONFIG.partitions), **worker_options())
+    instance = Instance(projected(plan), range(CONFIG.partitions), **worker_options(held))
     schemas = input_schemas(plan)
     encode: Callable[[ResultBatch], Any] = (
         encode_results_records if fmt == "json" else encode_results_columnar
@@ -292,10 +292,10 @@ def disorder_supported() -> bool:
     return arrival is not None and hasattr(parse, "input_document")
 
 
-def worker_options() -> dict[str, Any]:
-    """The `Instance` options: none, as a worker runs it; the mini-batch hold with `--hold`
-    (none for an engine that has none: `--against`)."""
-    if os.environ.get(HOLD_ENV) != "1":
+def worker_options(held: bool) -> dict[str, Any]:
+    """The `Instance` options: the worker's mini-batch hold when `held` (none for an engine
+    that has none: `--against`)."""
+    if not held:
         return {}
     try:
         from streamshift_engine.runner import MINI_BATCH
@@ -367,7 +367,12 @@ class Measured:
 
 
 def measure(
-    query: str, encoded: list[Poll], fmt: str, repeat: int, order: str = "ordered"
+    query: str,
+    encoded: list[Poll],
+    fmt: str,
+    repeat: int,
+    order: str = "ordered",
+    held: bool = False,
 ) -> Measured:
     """The engine rate over `repeat` runs and, for JSON, the decode limit of the same records
     measured before each run. The ratio pairs each run with the limit measured just before it,
@@ -380,7 +385,7 @@ def measure(
     for _ in range(repeat):
         if fmt == "json":
             limits.append(decode_limit(encoded))
-        seconds, results, late = run(query, encoded, fmt, order)
+        seconds, results, late = run(query, encoded, fmt, order, held)
         rates.append(events / seconds)
     ratios = [rate / limit for rate, limit in zip(rates, limits, strict=False)]
     ratio = statistics.median(ratios) if ratios else 0.0
@@ -437,7 +442,7 @@ def main() -> None:
     parser.add_argument(
         "--hold",
         action="store_true",
-        help="run the pipeline in mini-batches (runner.MINI_BATCH), which workers do not use yet",
+        help="hold the --batch rows too (runner.MINI_BATCH; the --slices rows run held and unheld)",
     )
     parser.add_argument("--queries", default=",".join(QUERIES))
     parser.add_argument(
@@ -475,8 +480,6 @@ def main() -> None:
     parser.add_argument("--memory-of", help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    if args.hold:
-        os.environ[HOLD_ENV] = "1"  # the measuring processes are children: they inherit it
     if args.memory_of:
         peak_memory(args.memory_of, args.events, args.batch)
         return
@@ -489,12 +492,13 @@ def main() -> None:
         decode_only(args.queries.split(","), args.events, args.batch, args.repeat)
         return
     cases = [
-        (fmt, query, args.batch)
+        (fmt, query, args.batch, args.hold)
         for fmt in args.formats.split(",")
         for query in args.queries.split(",")
     ]
     slices = [int(s) for s in args.slices.split(",") if s]
-    cases += [("json", q, size) for q in args.queries.split(",") if q in JOINS for size in slices]
+    joins = [q for q in args.queries.split(",") if q in JOINS]
+    cases += [("json", q, size, held) for q in joins for size in slices for held in (True, False)]
     orders = [o for o in args.orders.split(",") if o == "ordered" or disorder_supported()]
     if args.alternate and args.against:
         print(
@@ -527,12 +531,14 @@ def main() -> None:
             )
 
 
-Case = tuple[str, str, int, str]
-"""Format, query, records per poll, order of the input (`ORDERS`)."""
+Case = tuple[str, str, int, str, bool]
+"""Format, query, records per poll, order of the input (`ORDERS`), held (`run`)."""
+Cases = list[tuple[str, str, int, bool]]
+"""Format, query, records per poll, held."""
 
 
 def measure_cases(
-    cases: list[tuple[str, str, int]],
+    cases: Cases,
     orders: list[str],
     events: int,
     repeat: int,
@@ -543,12 +549,12 @@ def measure_cases(
     rates: dict[Case, float] = {}
     paired: dict[str, float] = {}
     cache: dict[tuple[str, tuple[str, ...], int, str], list[Poll]] = {}
-    for fmt, query, batch in cases:
+    for fmt, query, batch, held in cases:
         try:
             inputs = tuple(spec.name for spec in plan_of(query).inputs)
         except KeyError:
             continue
-        columns, goals = [f"{query:>7} {fmt:>8} {batch:>6}:"], ""
+        columns, goals = [f"{query:>7} {fmt:>8} {batch:>6}{_held(held)}:"], ""
         for order in orders:
             if (fmt, inputs, batch, order) not in cache:
                 if any(key[:3] != (fmt, inputs, batch) for key in cache):
@@ -557,9 +563,10 @@ def measure_cases(
                     gc.collect()
                 cache[fmt, inputs, batch, order] = encode_polls(events, batch, inputs, fmt, order)
                 gc.freeze()
-            measured = measure(query, cache[fmt, inputs, batch, order], fmt, repeat, order)
-            rates[fmt, query, batch, order] = measured.rate
-            old = before.get(f"{fmt}|{query}|{batch}|{order}")
+            encoded = cache[fmt, inputs, batch, order]
+            measured = measure(query, encoded, fmt, repeat, order, held)
+            rates[fmt, query, batch, order, held] = measured.rate
+            old = before.get(f"{fmt}|{query}|{batch}|{order}|{held}")
             beside = "new" if old is None else f"{old:>10,.0f} ({measured.rate / old - 1:+.0%})"
             late = f", {measured.late} late" if order != "ordered" else ""
             columns.append(
@@ -588,6 +595,7 @@ def baseline(args: argparse.Namespace) -> dict[str, float]:
         command += ["--orders", args.orders, "--formats", args.formats]
         queries = [q for q in args.queries.split(",") if args.against_joins or q not in JOINS]
         command += ["--queries", ",".join(queries), "--memory-events", "0"]
+        command += ["--hold"] if args.hold else []
         print(f"measuring {args.against}'s engine first", flush=True)
         subprocess.run(command, check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
         with open(saved, "rb") as rates:
@@ -616,28 +624,26 @@ def engine_of(revision: str) -> Iterator[dict[str, str]]:
         yield {**os.environ, "PYTHONPATH": path}
 
 
-def alternated(
-    cases: list[tuple[str, str, int]], orders: list[str], args: argparse.Namespace
-) -> None:
+def alternated(cases: Cases, orders: list[str], args: argparse.Namespace) -> None:
     """`--alternate`: per case and order, the polls encoded once, then `args.alternate` turns
     of a process of the `--against` engine and one of this engine, each running them
     `args.repeat` times; the best rate of each side printed side by side, with both sides'
     result and late counts."""
     with engine_of(args.against) as env:
         engines = {"before": env, "after": {**os.environ}}
-        for fmt, query, batch in cases:
+        for fmt, query, batch, held in cases:
             try:
                 inputs = tuple(spec.name for spec in plan_of(query).inputs)
             except KeyError:
                 continue
-            columns = [f"{query:>7} {fmt:>8} {batch:>6}:"]
+            columns = [f"{query:>7} {fmt:>8} {batch:>6}{_held(held)}:"]
             for order in orders:
                 encoded = encode_polls(args.events, batch, inputs, fmt, order)
                 events = sum(poll.events for poll in encoded)
                 best = {"before": 0.0, "after": 0.0}
                 counts: dict[str, tuple[int, int] | None] = {"before": None, "after": None}
                 with tempfile.NamedTemporaryFile(suffix=".pickle") as saved:
-                    pickle.dump((query, fmt, order, encoded), saved)
+                    pickle.dump((query, fmt, order, held, encoded), saved)
                     saved.flush()
                     del encoded
                     for _ in range(args.alternate):
@@ -673,11 +679,17 @@ def run_encoded(path: str, repeat: int) -> None:
     """Subprocess body of `--alternate`: the best of `repeat` runs over the pickled polls,
     after one run not counted (a fresh process's first run also builds its caches)."""
     with open(path, "rb") as saved:
-        query, fmt, order, encoded = pickle.load(saved)
+        query, fmt, order, held, encoded = pickle.load(saved)
     gc.freeze()
-    runs = [run(query, encoded, fmt, order) for _ in range(repeat + 1)][1:]
+    runs = [run(query, encoded, fmt, order, held) for _ in range(repeat + 1)][1:]
     seconds = min(r[0] for r in runs)
     print(orjson.dumps([seconds, runs[-1][1], runs[-1][2]]).decode())
+
+
+def _held(held: bool) -> str:
+    """A row's label: whether the pipeline ran held (`run`; polls larger than the hold run it
+    every poll either way)."""
+    return "   held" if held else " unheld"
 
 
 def _against_goals(query: str, fmt: str, rate: float, limit: float) -> str:

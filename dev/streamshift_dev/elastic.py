@@ -6,8 +6,10 @@ q8 (persons joined with the auctions they created in the same tumbling window, k
 person) rather than the issue's q5: q5's hot-item maximum is over all auctions, a global plan
 that runs on one instance only (the plan check refuses more), so the autoscaler never scales it.
 
-The operator runs as users run it (`kopf run`, `stack_driver.OperatorProcess`) watching the
-namespaces `elastic-*`; each run has its own namespace, topics and snapshots, removed after it.
+The operator runs as users run it (`kopf run`, `stack_driver.OperatorProcess`); each run has its
+own namespace, topics and snapshots, removed after it, and its own operator watching that
+namespace by name from the start (a glob pattern relies on kopf noticing a namespace created
+after it started, and it has missed some).
 `capacity` measures what one worker processes at its CPU limit (input produced flat out, far
 above it); `run` is the autoscaled scenario (`elastic_load` produces the step, event time at
 wall time). A sample reads the query's status, its Migrations and each instance's `/v1/status`
@@ -52,6 +54,8 @@ from streamshift_dev.stack_driver import (
 )
 
 PLAN = "nexmark-q8"
+HANDED_OVER = ("Finalizing", "Succeeded")
+"""A Migration's phases once the target instances run the query."""
 PARTITIONS = 4
 READY_S = 120.0
 DRAIN_S = 240.0
@@ -68,6 +72,8 @@ class Settings:
     metric_window_s: int = 10
     stabilization_s: int = 20
     scale_down_delay_s: int = 20
+    protocol: str = "auto"
+    """The protocol of the autoscaler's Migrations (`spec.autoscaler.protocol`)."""
 
     def autoscaler(self) -> dict[str, Any]:
         return {
@@ -79,6 +85,7 @@ class Settings:
             "metricWindowSeconds": self.metric_window_s,
             "stabilizationSeconds": self.stabilization_s,
             "scaleDownDelaySeconds": self.scale_down_delay_s,
+            "protocol": self.protocol,
         }
 
     def resources(self) -> dict[str, Any]:
@@ -162,7 +169,7 @@ def progress_line(phase: str, s: Sample) -> str:
 
 
 class Session:
-    """The local stack, the operator process and the namespaces of the runs."""
+    """The local stack and where the runs' operators log."""
 
     def __init__(self, stack: Stack, kube: Kube, log_dir: Path) -> None:
         self.stack, self.kube, self.log_dir = stack, kube, log_dir
@@ -170,29 +177,30 @@ class Session:
 
 @contextmanager
 def session(log_dir: Path) -> Iterator[Session]:
-    """The CRDs installed and the operator running (its log under `log_dir`) until the end."""
+    """The CRDs installed; the runs' operators log under `log_dir`."""
     stack = Stack.running()
     kube = Kube(stack)
     kube.install_crds()
     ensure_bucket(stack)
     log_dir.mkdir(parents=True, exist_ok=True)
-    operator = OperatorProcess(stack, "elastic-*", log_dir / "operator.log")
-    try:
-        yield Session(stack, kube, log_dir)
-    finally:
-        operator.stop()
+    yield Session(stack, kube, log_dir)
 
 
 @contextmanager
 def namespace(s: Session, role: str) -> Iterator[str]:
-    """A fresh namespace `elastic-<role>-<id>` with the Secrets; removed afterwards with its
-    topics and snapshots."""
+    """A fresh namespace `elastic-<role>-<id>` with the Secrets and an operator watching it
+    (logging to `operator-<role>.log`); removed afterwards with its topics and snapshots, the
+    operator stopped once the namespace is gone (it finalizes the query's deletion)."""
     name = f"elastic-{role}-{uuid.uuid4().hex[:6]}"
     s.kube.namespace(name)
+    operator = OperatorProcess(s.stack, [name], s.log_dir / f"operator-{role}.log")
     try:
         yield name
     finally:
-        s.kube.delete_namespace(name, timeout=120)
+        try:
+            s.kube.delete_namespace(name, timeout=120)
+        finally:
+            operator.stop()
         delete_topics(s.stack, f"{name}-")
         delete_snapshots(s.stack, f"{name}/")
 
@@ -360,6 +368,7 @@ class _Monitor:
         self.s, self.ns, self.load = s, ns, load
         self.lag = 0
         self.seen: dict[str, tuple[float, float | None]] = {}
+        self.handed_over: dict[str, float] = {}
         self.migrations: dict[str, dict[str, Any]] = {}
 
     def sample(self) -> Sample:
@@ -379,6 +388,8 @@ class _Monitor:
             if phase in TERMINAL and ended is None:
                 ended = t
             self.seen[name] = (started, ended)
+            if phase in HANDED_OVER:
+                self.handed_over.setdefault(name, t)
             if phase not in TERMINAL:
                 live = f"{name} {phase}"
         return Sample(
@@ -439,6 +450,7 @@ class _Monitor:
                     gap_s=cost.get("outputGapSeconds"),
                     gap_before_s=cost.get("outputGapBeforeSeconds"),
                     exact=check.get("exact"),
+                    handed_over=self.handed_over.get(name),
                 )
             )
         return found

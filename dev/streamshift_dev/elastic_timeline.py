@@ -3,7 +3,10 @@
 autoscaler's Migrations record.
 
 - recover-s: seconds from the step up to the first sample, once the scale-up Migration has
-  ended, with the lag under the tolerance (the load is met again at the new parallelism);
+  handed over to the new instances, with the lag under the tolerance and staying under it
+  while the high load lasts (the load is met again at the new parallelism). The hand-off, not
+  the Migration's end: its Finalizing phase then records the cost and verifies the output (on
+  this machine for 70-90 s), while the new instances already run the query;
 - rescales per direction, and the parallelism chosen for the high load (the highest target of
   a scale-up begun while it lasted);
 - the optimum: the fewest instances that keep up with the high load at the target utilization,
@@ -54,6 +57,8 @@ class Rescale:
     gap_before_s: float | None
     exact: bool | None
     """Its own verification (`status.verification.exact`), if done."""
+    handed_over: float | None = None
+    """When it was first seen handed over (in Finalizing, or ended Succeeded), if it was."""
 
     @property
     def up(self) -> bool:
@@ -67,21 +72,32 @@ class Rescale:
 
 
 def recover_seconds(
-    samples: Sequence[Sample], step_up: float, rescales: Sequence[Rescale], tolerance_s: float
+    samples: Sequence[Sample],
+    step_up: float,
+    rescales: Sequence[Rescale],
+    tolerance_s: float,
+    until: float | None = None,
 ) -> float | None:
-    """Seconds from `step_up` to the first sample after the first successful scale-up that
-    began after it ended with the lag under `tolerance_s`; None without such a scale-up or
-    sample."""
+    """Seconds from `step_up` to the first sample, at or after the hand-off of the first
+    successful scale-up begun after it (its end if no hand-off was seen), with the lag under
+    `tolerance_s` after the last sample before `until` (the step down) with the lag beyond it;
+    None without such a scale-up or sample."""
     ups = [
-        r
+        r.handed_over if r.handed_over is not None else r.ended
         for r in rescales
         if r.up and r.phase == "Succeeded" and r.started >= step_up and r.ended is not None
     ]
-    if not ups:
+    landed = min((t for t in ups if t is not None), default=None)
+    if landed is None:
         return None
-    ended = min(r.ended for r in ups if r.ended is not None)
-    for sample in samples:
-        if sample.t >= ended and sample.lag_seconds < tolerance_s:
+    after = [s for s in samples if s.t >= landed]
+    over = [
+        i
+        for i, s in enumerate(after)
+        if s.lag_seconds >= tolerance_s and (until is None or s.t < until)
+    ]
+    for sample in after[over[-1] + 1 if over else 0 :]:
+        if sample.lag_seconds < tolerance_s:
             return sample.t - step_up
     return None
 

@@ -77,12 +77,16 @@ class Hold:
     records: int
     seconds: float
 
+    def due(self, fed: int, waited: float) -> bool:
+        """Whether the pipeline runs now, `fed` records and `waited` seconds after its last run."""
+        return fed >= self.records or waited >= self.seconds
+
 
 MINI_BATCH = Hold(records=32_768, seconds=0.1)
 """About six of a worker's polls (5,000 records each), the pipeline run at least every 100 ms.
-Workers do not hold yet: the migration protocols' roles read the instance's output and watermark
-as of each poll, and a held poll moves neither (with it, a worker's UniMiCo move under flowing
-input lost results: tests/runtime/test_migrations_stack.py)."""
+The worker holds so (`runtime.loop.Worker`, its own count of the records it fed): it runs the
+pipeline before anything reads the instance (a command, a commit, a migration's role), so what
+it writes and commits is what it would be unheld."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,8 +308,7 @@ class Instance:
         """Release what the watermark allows, then fire windows up to it (unless held)."""
         if self.hold is not None:
             now = self.clock()
-            fed = self.counters["records_in"] - self.ran_with
-            if fed < self.hold.records and now - self.ran_at < self.hold.seconds:
+            if not self.hold.due(self.counters["records_in"] - self.ran_with, now - self.ran_at):
                 return []
             self.ran_at, self.ran_with = now, self.counters["records_in"]
         watermark = self.watermark()

@@ -62,6 +62,18 @@ def test_lag_under_the_tolerance_before_the_scale_up_ended_is_no_recovery() -> N
     assert recover_seconds(calm, 40, [UP], 10) == 30
 
 
+def test_recovery_counts_from_the_hand_off_not_the_end_of_the_verification() -> None:
+    handed_over = dataclasses.replace(UP, ended=150, handed_over=70)
+    assert recover_seconds(SAMPLES, 40, [handed_over, DOWN], 10) == 34
+
+
+def test_recovery_is_the_lag_under_the_tolerance_for_the_rest_of_the_high_load() -> None:
+    relapse = [*SAMPLES[:6], sample(100, 11.0, 3), sample(110, 2.0, 3), *SAMPLES[6:]]
+    assert recover_seconds(relapse, 40, [UP, DOWN], 10, until=170) == 70
+    after_the_step_down = [*relapse[:-2], sample(175, 12.0, 3), sample(200, 0.2, 1)]
+    assert recover_seconds(after_the_step_down, 40, [UP, DOWN], 10, until=170) == 70
+
+
 def test_no_recovery_without_a_scale_up_or_while_it_runs() -> None:
     assert recover_seconds(SAMPLES, 40, [DOWN], 10) is None
     assert recover_seconds(SAMPLES, 40, [rescale(48, None, 3)], 10) is None

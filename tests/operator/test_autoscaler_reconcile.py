@@ -7,17 +7,21 @@ offsets are given, so each pass sees a known load.
 
 import asyncio
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from operator_specs import q5_spec
 from streamshift_operator import metrics
 from streamshift_operator.autoscaler import reconcile
+from streamshift_operator.autoscaler.decision import Action, Decision
 from streamshift_operator.autoscaler.reconcile import WINDOWS, autoscale
-from streamshift_operator.autoscaler.record import REASON_ANNOTATION
+from streamshift_operator.autoscaler.record import REASON_ANNOTATION, migration_body, protocol_of
 from streamshift_operator.autoscaler.window import Reading, Window
 from streamshift_operator.clients.kube import MIGRATIONS
+from streamshift_operator.models.protocol import Protocol
 from streamshift_operator.models.streamquery import StreamQuerySpec, StreamQueryStatus
+from streamshift_operator.streamquery.plan_check import check_plan
 
 QUERY = {
     "apiVersion": "streamshift.io/v1alpha1",
@@ -263,3 +267,21 @@ def test_the_autoscaler_step_records_its_decision_and_what_it_saw() -> None:
 
 def metric(name: str, **labels: str) -> float | None:
     return metrics.REGISTRY.get_sample_value(name, labels)
+
+
+def test_a_scale_up_of_instances_behind_their_input_moves_state_unless_a_protocol_is_named() -> (
+    None
+):
+    q8 = spec("nexmark-q8")
+    plan = check_plan(q8).plan
+    assert q8.autoscaler is not None and plan is not None
+    behind = Decision(Action.SCALE_UP, 3, "the backlog grows", True, None, 1e3, 1e3, behind=True)
+    keeping_up = replace(behind, behind=False)
+    assert protocol_of(q8.autoscaler, keeping_up, plan) == ("auto", "")
+    protocol, why = protocol_of(q8.autoscaler, behind, plan)
+    assert protocol == "moving-state" and "behind their input" in why
+    named = q8.autoscaler.model_copy(update={"protocol": Protocol.UNIMICO})
+    assert protocol_of(named, behind, plan) == ("unimico", "")
+    body = migration_body(QUERY, 0, behind, q8.autoscaler, plan=plan)
+    assert body["spec"]["protocol"] == "moving-state"
+    assert body["metadata"]["annotations"][REASON_ANNOTATION] == f"the backlog grows; {why}"

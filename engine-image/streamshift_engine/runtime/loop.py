@@ -11,6 +11,16 @@ alone every `commit_interval_s`; the regular commits run on the sink's commit th
 loop goes on (`KafkaSink.start_commit`). Snapshots are taken right after a commit the loop
 waited for, so they never cover input whose output is not committed, and uploaded by a
 background thread.
+
+A step that read records may leave the poll for later (`runner.MINI_BATCH`, Flink SQL's
+mini-batch): the pipeline then runs once per 32,768 records fed, or 100 ms, not once per
+consume, and its cost per run (decode aside, each operator's numpy calls, a join's release, the
+results' encoding) is paid per held batch. Nothing reads a held instance: `flush` polls first,
+and it is called in the one place each reader passes, before every command (control actions,
+the protocols' role actions, a snapshot, stop), every commit (so a commit's positions `G` come
+with the output of a poll after feeding `G`, as unheld), a step that read nothing (an idle
+source), and every step while a replay, a split output (`published`) or a migration role not
+done reads the output or the watermark as of each poll. Output is the same, up to 100 ms later.
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter
 from streamshift_engine.migration.role import Role
-from streamshift_engine.runner import Instance
+from streamshift_engine.runner import MINI_BATCH, Hold, Instance
 from streamshift_engine.runtime import cpu_quota, recovery
 from streamshift_engine.runtime.config import WorkerConfig
 from streamshift_engine.runtime.load import Load, kafka_records
@@ -62,7 +72,9 @@ class Command:
 class Worker:
     """One engine instance fed from Kafka, writing to Kafka and snapshotting to S3."""
 
-    def __init__(self, config: WorkerConfig, metrics: Metrics) -> None:
+    def __init__(
+        self, config: WorkerConfig, metrics: Metrics, mini_batch: Hold | None = MINI_BATCH
+    ) -> None:
         self.config = config
         self.metrics = metrics
         self.store = SnapshotStore(config.s3)
@@ -94,6 +106,11 @@ class Worker:
         self.roles: dict[str, Role] = {}  # by migration: the protocols' parts on this worker
         self.port = WorkerPort(self)
         self.starts: dict[Position, list[tuple[int, int]]] = {}
+        self.mini_batch = mini_batch
+        self.pending = False  # records fed, or dead letters read, since the last poll
+        self.pending_records = 0  # records fed since the last poll
+        self.pending_letters: list[DeadLetter] = []
+        self.polled_at = time.monotonic()
 
     @property
     def phase(self) -> str:
@@ -119,7 +136,7 @@ class Worker:
         self.ready = True
         last_commit = last_snapshot = last_lag = time.monotonic()
         while not self.stopping:
-            self._commands()
+            self._obey()
             self.step(timeout=STEP_S)
             self._catch_up()
             now = time.monotonic()
@@ -152,6 +169,13 @@ class Worker:
         short = self.dirty or any(role.prompt_commits() for role in self.active_roles())
         return config.output_commit_interval_s if short else config.commit_interval_s
 
+    def _obey(self) -> None:
+        """Run the queued commands, on an instance up to date: a held poll runs first (the
+        commands run one after another, no step between them)."""
+        if not self.commands.empty():
+            self.flush()
+        self._commands()
+
     def _commands(self) -> None:
         while True:
             try:
@@ -183,20 +207,51 @@ class Worker:
             self.deferred.pop(0)()
 
     def step(self, timeout: float) -> None:
-        """One batched consume, fed and polled; output queued unless it is replayed output.
-        Busy time is the step's less the consume's wait for input, and its CPU time the loop
-        thread's (the wait takes none) (`load`)."""
+        """One batched consume, fed and polled unless held (module docstring); output queued
+        unless it is replayed output. Busy time is the step's less the consume's wait for
+        input, and its CPU time the loop thread's (the wait takes none) (`load`)."""
         begin, cpu = time.perf_counter(), time.thread_time()
         batches, dead = self.source.fetch(timeout)
         records = kafka_records(batches, self.source.slots)
         for role in self.active_roles():
             batches = role.on_input(self.port, batches)
-        for position, batch in batches.items():
-            self._feed(position, batch)
+        fed = sum(self._feed(position, batch) for position, batch in batches.items())
         dead = [d for d in dead if self._wanted((d.source, d.partition), d.offset)]
         for letter in dead:
             position = (letter.source, letter.partition)
             self.consumed[position] = max(self.consumed.get(position, 0), letter.offset + 1)
+        self.pending_records += fed
+        self.pending_letters += dead
+        self.pending = True
+        if not self._holds(records):
+            self._poll()
+        busy = time.perf_counter() - begin - self.source.waited
+        self.load.stepped(busy, records, time.thread_time() - cpu)
+
+    def _holds(self, read: int) -> bool:
+        """Whether this step, having read `read` records, leaves the poll for later: it read
+        some, nothing reads the output or watermark as of each poll (a replay, a split output,
+        a migration role not done), and the hold is not due."""
+        hold = self.mini_batch
+        if hold is None or not read or self.limit or self.published is not None:
+            return False
+        if any(not role.done for role in self.roles.values()):
+            return False
+        return not hold.due(self.pending_records, time.monotonic() - self.polled_at)
+
+    def flush(self) -> None:
+        """Poll now if a step left its poll for later (its time counts as busy, `load`)."""
+        if not self.pending:
+            return
+        begin, cpu = time.perf_counter(), time.thread_time()
+        self._poll()
+        self.load.stepped(time.perf_counter() - begin, 0, time.thread_time() - cpu)
+
+    def _poll(self) -> None:
+        """Poll the instance and queue what it answers with the dead letters read since the
+        last poll; then the replay, the split output and the roles move on."""
+        dead, self.pending_letters = self.pending_letters, []
+        self.pending, self.pending_records, self.polled_at = False, 0, time.monotonic()
         results = self.instance.poll()
         late, self.instance.dead_letters = self.instance.dead_letters, []
         if self.published is not None:  # replayed or not, what the output lacks
@@ -214,22 +269,21 @@ class Worker:
         for role in self.active_roles():
             role.after_output(self.port)
             self.phase = role.phase()
-        busy = time.perf_counter() - begin - self.source.waited
-        self.load.stepped(busy, records, time.thread_time() - cpu)
 
     def _wanted(self, position: Position, offset: int) -> bool:
         bound = min(self.limit.get(position, 1 << 62), self.markers.get(position, 1 << 62))
         return position in self.consumed and offset < bound
 
-    def _feed(self, position: Position, batch: Batch) -> None:
+    def _feed(self, position: Position, batch: Batch) -> int:
+        """Feed the records the worker wants of `batch`; answers how many."""
         if position not in self.consumed or not len(batch):
-            return
+            return 0
         bound = min(self.limit.get(position, 1 << 62), self.markers.get(position, 1 << 62))
         if int(batch.offset[-1]) >= bound:
             batch = batch.take(batch.offset < bound)
             self.source.pause([position])
         if not len(batch):
-            return
+            return 0
         self.instance.feed(position[0], position[1], batch)
         self.source.progress.fed(replaying=bool(self.limit))  # liveness: commits must follow
         starts = self.starts.setdefault(position, [])
@@ -240,6 +294,7 @@ class Worker:
         self.consumed[position] = max(self.consumed[position], int(batch.offset[-1]) + 1)
         self.counts["events_in"] += len(batch)
         self.metrics.events_in.inc(len(batch))
+        return len(batch)
 
     def _emit(self, results: list[ResultBatch], dead: list[DeadLetter]) -> None:
         for role in self.active_roles():
@@ -305,7 +360,9 @@ class Worker:
     def commit_in_background(self) -> None:
         """Start that commit on the sink's commit thread; the loop goes on meanwhile, and what
         it produces next waits for the commit to end (`KafkaSink.start_commit`). Its end wakes
-        the step's consume, so the loop settles it (`_committed`) without waiting for input."""
+        the step's consume, so the loop settles it (`_committed`) without waiting for input.
+        A held poll runs first: the positions committed come with their output."""
+        self.flush()
         watermark = self.instance.watermark()
         taking = self.taking_over()
         owned = {p: o for p, o in self.consumed.items() if p[1] not in taking}
@@ -330,6 +387,7 @@ class Worker:
         """Take the state now (after a commit) and upload it in the background."""
         if self.upload is not None and not self.upload.done():
             return self.upload
+        self.flush()
         data = self.instance.snapshot(partitions)
         draft = recovery.draft(self, partitions, migration)
         self.upload = self.uploads.submit(self._upload, data, draft)

@@ -12,22 +12,31 @@ Around that one-step estimate:
 - scale up at once when the input exceeds the running instances' target utilization (by more
   than a small margin for metric noise, never beyond full utilization) or the lag exceeds the
   tolerance; an up-scale also drains the backlog within the tolerance (the backlog is added to
-  the input rate as `lag / tolerance`, at full, not target, utilization); it takes the input
-  rate of the window's last quarter when that is higher (a step up shows there at once, while
-  the window's average still holds the load before it: the benchmark's step to 59.8K records/s
-  was first seen as 16.3K/s and scaled to 2 instead of 3); scaling down keeps to the average;
+  the input rate as `lag / tolerance`, at full, not target, utilization);
+- a step up is sized by the load since the backlog began to grow (`Observation.overload`), not
+  the window's average, which still holds the load before the step (the benchmark's step from
+  9.5K to 49.2K records/s was seen as 18.4K/s 3 s after it and scaled to 2, not 3). The decision
+  waits until that load was measured for `MEASURE_OVERLOAD_S` (the workers report their busy
+  time in about 1 s steps), unless the lag is beyond the tolerance. Without a growing backlog it
+  takes the input rate of the window's last quarter when that is higher;
 - hysteresis: scale down only if the load would fit the lower parallelism even with `headroom`
   to spare, and land on the one-step estimate, which is then inside the band: a steady load,
   noise included, never flaps;
 - scale down only after the lower parallelism was recommended for the whole scale-down delay
   (the highest recommendation in that time is used), and never while an instance is busier
-  than the target (a busy job whose input shrinks is catching up: FLINK-38538);
+  than the target (a busy job whose input shrinks is catching up: FLINK-38538); a
+  recommendation below the pending one starts the delay over for it, so a step down, whose
+  first windows still hold some of the load before it, is one scale-down, not two;
 - no decision during the stabilization window after a rescale;
-- the capacity of an instance below the target utilization: a poll's fixed cost weighs on few
-  records, so the true rate measured at light load understates what a busy instance does
-  (2.6K against 225K records per busy second for Nexmark q8 on this machine). DS2 measures the
-  rate of busy operators; below the target the decision takes the highest rate measured since
-  the last one at or above it.
+- the capacity of an instance: DS2 measures the true rate of busy operators. Below saturation
+  the rate measured here understates what an instance does once busy (a poll's fixed cost weighs
+  on few records, and under a CPU quota the busy time is CPU time over what the quota leaves:
+  Nexmark q8 read 21.6K records per busy second at 44% busy against 31.6K flat out, and 2.6K
+  against 225K at light load without a quota). So the rate measured while the instances were
+  saturated (a growing backlog with the instances at least `OVERLOAD_BUSY` busy: their records
+  per busy second over it; or every instance at least `SATURATED` busy) is used and remembered;
+  otherwise the higher of the measured and the remembered one. An instance that became slower
+  saturates and is measured again; one that became faster shows it in the measured rate.
 """
 
 import math
@@ -37,9 +46,24 @@ from enum import StrEnum
 from streamshift_operator.autoscaler.inputs import (
     InstanceLoad,
     Observation,
+    Overload,
     PendingScaleDown,
     Policy,
 )
+
+SATURATED = 0.9
+"""An instance at least this busy over the window processes what it can: its true rate then
+is its capacity."""
+MEASURE_OVERLOAD_S = 6.0
+"""The least time a growing backlog's load is measured over before a scale-up is sized by it:
+the workers count busy time in about 1 s steps, so over 6 s an instance's busy time reads at
+most about 1/6 off."""
+OVERLOAD_BUSY = 0.7
+"""With the backlog growing, instances at least this busy (as measured over at least
+`MEASURE_OVERLOAD_S`) process what they can when busy: their records per busy second are
+their capacity (they may wait on fetches between: the 100m q8 worker processed 27K records/s
+just after a step, and 33K/s with a deep backlog). Less busy, they fall behind for another
+reason (a stall) and say nothing of their capacity."""
 
 
 class Action(StrEnum):
@@ -66,6 +90,9 @@ class Decision:
     """Records per busy second of one instance, if any instance was busy."""
     loaded_rate: float | None
     """The true rate decided with (see `capacity_rate`), to hand to the next decision."""
+    behind: bool = False
+    """A scale-up of instances behind their input: the backlog grows, or the lag is beyond the
+    tolerance (the protocol then matters: `record.protocol_of`)."""
 
 
 def true_rate(instances: tuple[InstanceLoad, ...]) -> float | None:
@@ -78,18 +105,41 @@ def true_rate(instances: tuple[InstanceLoad, ...]) -> float | None:
     return processed / busy
 
 
+def measured_overload(obs: Observation) -> Overload | None:
+    """The growing backlog's load, once measured for long enough (see `MEASURE_OVERLOAD_S`)."""
+    overload = obs.overload
+    if overload is None or overload.seconds < MEASURE_OVERLOAD_S:
+        return None
+    return overload
+
+
+def saturated_rate(obs: Observation) -> float | None:
+    """Records one instance processes per busy second, if this observation saw the instances
+    saturated: with a growing backlog and the instances at least `OVERLOAD_BUSY` busy, their
+    records over their busy time then (at most the span: input waits, so a reading above it is
+    the busy time's 1 s steps); or with every instance at least `SATURATED` busy over the
+    window, their true rate."""
+    overload = measured_overload(obs)
+    saturated = overload is not None and overload.busy_ratio >= OVERLOAD_BUSY
+    if overload is not None and saturated and overload.processed_rate > 0:
+        return overload.processed_rate / (obs.parallelism * min(1.0, overload.busy_ratio))
+    if obs.instances and all(i.busy_ratio >= SATURATED for i in obs.instances):
+        return true_rate(obs.instances)
+    return None
+
+
 def capacity_rate(
-    obs: Observation, policy: Policy, measured: float | None, loaded: float | None
+    obs: Observation, measured: float | None, loaded: float | None
 ) -> tuple[float | None, float | None]:
-    """The true rate to decide with, and the one to remember. At a representative load (the
-    busiest instance at least at the target utilization) the measured rate is both. Below it
-    the measured rate understates capacity, so the higher of it and the remembered rate is."""
-    busiest = max((instance.busy_ratio for instance in obs.instances), default=0.0)
+    """The true rate to decide with, and the one to remember: the rate measured saturated
+    (`saturated_rate`); otherwise the higher of the measured one and the remembered one, as a
+    rate measured below saturation understates capacity."""
+    saturated = saturated_rate(obs)
+    if saturated is not None:
+        return saturated, saturated
     if measured is None:
         return None, loaded
-    if busiest >= policy.target_utilization or loaded is None:
-        return measured, measured
-    best = max(measured, loaded)
+    best = measured if loaded is None else max(measured, loaded)
     return best, best
 
 
@@ -102,12 +152,15 @@ def decide(
     """The decision for one observation, given the scale-down pending since earlier ones and
     the true rate the last decision used."""
     measured = true_rate(obs.instances)
-    rate, remembered = capacity_rate(obs, policy, measured, loaded_rate)
+    rate, remembered = capacity_rate(obs, measured, loaded_rate)
     action, parallelism, reason, kept = _verdict(obs, policy, pending, rate)
     act = action is not Action.HOLD and not policy.recommend_only
     if action is Action.SCALE_DOWN and act:
         kept = None
-    return Decision(action, parallelism, reason, act, kept, measured, remembered)
+    behind = action is Action.SCALE_UP and (
+        measured_overload(obs) is not None or obs.lag_seconds > policy.lag_tolerance_seconds
+    )
+    return Decision(action, parallelism, reason, act, kept, measured, remembered, behind)
 
 
 _Verdict = tuple[Action, int, str, PendingScaleDown | None]
@@ -132,18 +185,27 @@ def _verdict(
             return Action.HOLD, current, "no records processed in the metric window", None
         return _scale_down(obs, policy, pending, low, fits=True, why="no input and no lag")
 
+    growing = obs.overload
+    tolerated = obs.lag_seconds <= policy.lag_tolerance_seconds
+    if growing is not None and growing.seconds < MEASURE_OVERLOAD_S and tolerated:
+        why = f"the backlog grows: measuring the load since it began ({growing.seconds:.0f}s)"
+        return Action.HOLD, current, why, pending  # a blip at a light load keeps the delay
     capacity = rate * policy.target_utilization
     steady = math.ceil(obs.input_rate / capacity)
-    arriving = max(obs.input_rate, obs.recent_input_rate or 0.0)  # a step up counts at once
+    measured = measured_overload(obs)
+    if measured is not None:  # since the backlog began to grow: the load after a step
+        arriving, seen = measured.input_rate, f" over the {measured.seconds:.0f}s it grew"
+    else:  # a step up counts at once
+        arriving, seen = max(obs.input_rate, obs.recent_input_rate or 0.0), ""
     overload = min(1.0, policy.target_utilization * (1 + policy.overload_margin))
     overloaded = arriving > current * rate * overload
     per_instance = f"{rate:.0f} records per busy second per instance"
-    if overloaded or obs.lag_seconds > policy.lag_tolerance_seconds:
+    if overloaded or not tolerated:
         backlog_rate = obs.lag_records / policy.lag_tolerance_seconds
         rising = math.ceil(arriving / capacity)
         wanted = max(rising, math.ceil((arriving + backlog_rate) / rate))
         why = (
-            f"input {arriving:.0f}/s and lag {obs.lag_records} records "
+            f"input {arriving:.0f}/s{seen} and lag {obs.lag_records} records "
             f"({obs.lag_seconds:.0f}s) need {wanted} instances at {per_instance} and "
             f"{policy.target_utilization:.0%} target utilization"
         )
@@ -181,7 +243,8 @@ def _scale_down(
     busiest = max((instance.busy_ratio for instance in obs.instances), default=0.0)
     if busiest > policy.target_utilization:
         return Action.HOLD, current, f"{why}, but an instance is {busiest:.0%} busy", None
-    if pending is None or pending.parallelism >= current:  # none, or from another placement
+    # none, or from another placement, or a lower one (its delay starts over: one scale-down)
+    if pending is None or pending.parallelism >= current or target < pending.parallelism:
         pending = PendingScaleDown(obs.at, target)
     kept = PendingScaleDown(pending.since, max(pending.parallelism, target))
     highest = kept.parallelism

@@ -10,10 +10,11 @@ DEFAULT_HEADROOM = 0.2
 """Scale down only if the load would still fit with this fraction of headroom at the target
 utilization: the gap between the scale-up and the scale-down thresholds (the hysteresis)."""
 
-OVERLOAD_MARGIN = 0.05
+OVERLOAD_MARGIN = 0.1
 """Scale up (short of lag beyond the tolerance) only once the load exceeds the target
 utilization of the running instances by this fraction: metric noise around a load that sits at
-the target does not rescale it."""
+the target does not rescale it (a light load's true rate read 19.4K, 20.4K and 21.5K records per
+busy second in consecutive decisions of the 100m benchmark)."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,22 @@ class InstanceLoad:
 
 
 @dataclass(frozen=True)
+class Overload:
+    """The load since the backlog began to grow: from the first reading after an interval in
+    which the instances fell behind (it may hold the load before a step), to the newest, every
+    interval in between falling behind too. All instances together."""
+
+    seconds: float
+    """How long it was measured over (0: the backlog grew in the newest interval only)."""
+    input_rate: float
+    """Records per second appended to the input partitions."""
+    processed_rate: float
+    """Records per second the instances processed (with input waiting: their capacity)."""
+    busy_ratio: float
+    """The instances' mean busy fraction over it (as they report it, in about 1 s steps)."""
+
+
+@dataclass(frozen=True)
 class Observation:
     """The query's load at one moment, over the metric window before it."""
 
@@ -50,7 +67,8 @@ class Observation:
     lag_records: int
     """Input records not yet processed, over all partitions."""
     lag_seconds: float
-    """How far behind the log end the query reads, in seconds of input."""
+    """How far behind the log end the query reads, in seconds of input (at the input rate, or
+    the recent one when higher)."""
     instances: tuple[InstanceLoad, ...]
     """Each running instance's busy time and processed records."""
     last_rescale_at: float | None = None
@@ -58,6 +76,8 @@ class Observation:
     recent_input_rate: float | None = None
     """`input_rate` over the last quarter of the window only (None: too few readings): a step
     up in the load shows in it at once, where the window's average lags behind the step."""
+    overload: Overload | None = None
+    """The load since the backlog began to grow, while it still grows; None when it does not."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +103,8 @@ class Policy:
 @dataclass(frozen=True)
 class PendingScaleDown:
     """A scale-down recommended without a break since `since`; `parallelism` is the highest
-    parallelism recommended in that time (the one used when the delay is over)."""
+    parallelism recommended in that time (the one used when the delay is over). A lower
+    recommendation starts a pending scale-down of its own."""
 
     since: float
     parallelism: int

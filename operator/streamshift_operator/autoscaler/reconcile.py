@@ -152,7 +152,7 @@ async def autoscale(
     created = None
     if decision.act:
         taken = {str(m["metadata"]["name"]) for m in migrations}
-        body = migration_body(query, status.epoch, decision, settings, taken)
+        body = migration_body(query, status.epoch, decision, settings, taken, plan)
         if await kube.create(MIGRATIONS, namespace, body):
             created = body["metadata"]["name"]
             events.normal(

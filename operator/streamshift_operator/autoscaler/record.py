@@ -5,9 +5,10 @@ so an operator restart keeps the delay it had waited), and the recent rescaling 
 most `HISTORY`, newest last; a recommend-only decision enters the history when its
 recommendation changes). The Migration is named after the placement's epoch and the chosen
 parallelism, so a retried pass creates it once; it is owned by the query, carries the reason in
-an annotation, uses the autoscaler's protocol, and verifies its output (`spec.verify`): a
-rescale nobody asked for is proven exact, or its Verified condition says what differed. A
-retry after a Migration that rolled back (same epoch) gets a numbered name of its own.
+an annotation, uses the autoscaler's protocol (`protocol_of`), and verifies its output
+(`spec.verify`): a rescale nobody asked for is proven exact, or its Verified condition says what
+differed. A retry after a Migration that rolled back (same epoch) gets a numbered name of its
+own.
 """
 
 import math
@@ -15,9 +16,13 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 
+from streamshift_engine.migration import capability
+from streamshift_engine.plan.model import Plan
+
 from streamshift_operator.autoscaler.decision import Action, Decision
 from streamshift_operator.autoscaler.inputs import Observation, PendingScaleDown
 from streamshift_operator.models.common import API_VERSION
+from streamshift_operator.models.protocol import Protocol
 from streamshift_operator.models.streamquery import (
     AutoscalerDecision,
     AutoscalerSpec,
@@ -116,23 +121,48 @@ def waiting_patch(
     return merge_patch(kept.model_copy(update=update))
 
 
+RELIEVING = Protocol.MOVING_STATE
+"""The protocol of a scale-up that relieves instances behind their input (`protocol_of`)."""
+
+
+def protocol_of(spec: AutoscalerSpec, decision: Decision, plan: Plan | None) -> tuple[str, str]:
+    """The protocol of the Migration for `decision`, and why when the autoscaler chose it (else
+    empty). `auto` leaves the choice to the operator (`capability.choose`: UniMiCo for a move,
+    as its origin runs on only for its windows' extent: seed 000, 3.2), except for a scale-up of
+    instances behind their input (`Decision.behind`): there UniMiCo's origin, saturated, runs on
+    alone through its whole backlog to its window's end while the lag grows, and moving-state
+    hands that backlog to the new instances at once; where moving-state can carry the plan."""
+    if spec.protocol is not Protocol.AUTO or not decision.behind or plan is None:
+        return spec.protocol.value, ""
+    if capability.refusal(RELIEVING.value, plan) is not None:
+        return spec.protocol.value, ""
+    why = (
+        f"{RELIEVING.value}: the instances are behind their input, and it hands the backlog to "
+        "the new instances at once (UniMiCo's saturated origin would work through it alone)"
+    )
+    return RELIEVING.value, why
+
+
 def migration_body(
     query: dict[str, Any],
     epoch: int,
     decision: Decision,
     spec: AutoscalerSpec,
     taken: Collection[str] = (),
+    plan: Plan | None = None,
 ) -> dict[str, Any]:
     """The Migration that rescales `query` (its API object) as `decision` says, named apart
-    from the Migrations `taken`."""
+    from the Migrations `taken`; `plan` is the query's (for `protocol_of`)."""
     name = query["metadata"]["name"]
+    protocol, chosen = protocol_of(spec, decision, plan)
+    reason = f"{decision.reason}; {chosen}" if chosen else decision.reason
     return {
         "apiVersion": API_VERSION,
         "kind": "Migration",
         "metadata": {
             "name": migration_name(name, epoch, decision.parallelism, taken),
             "labels": {"streamshift.io/query": name, CAUSE_LABEL: "autoscaler"},
-            "annotations": {REASON_ANNOTATION: decision.reason},
+            "annotations": {REASON_ANNOTATION: reason},
             "ownerReferences": [
                 {
                     "apiVersion": query["apiVersion"],
@@ -144,7 +174,7 @@ def migration_body(
         },
         "spec": {
             "queryRef": {"name": name},
-            "protocol": spec.protocol.value,
+            "protocol": protocol,
             "target": {"parallelism": decision.parallelism},
             "verify": True,
         },

@@ -13,9 +13,16 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from streamshift_operator.autoscaler.inputs import InstanceLoad, Observation
+from streamshift_operator.autoscaler.decision import MEASURE_OVERLOAD_S
+from streamshift_operator.autoscaler.inputs import InstanceLoad, Observation, Overload
 
 RECENT_SHARE = 0.25  # the part of the window the recent input rate is taken over
+FALLING_BEHIND = 0.1
+"""An interval in which the input grew by more than this fraction over what the instances
+processed adds to the backlog (below it: the noise of a poll's timing)."""
+OVERLOAD_HISTORY_S = 2 * MEASURE_OVERLOAD_S
+"""Readings are kept at least this long, whatever the metric window: a growing backlog is
+measured over `MEASURE_OVERLOAD_S` after the interval it began in."""
 
 
 @dataclass(frozen=True)
@@ -45,25 +52,27 @@ class Window:
         if self.readings and not _continues(self.readings[-1], reading):
             self.readings.clear()
         self.readings.append(reading)
-        while len(self.readings) > 1 and self.readings[1].at <= reading.at - window_s:
+        keep = max(window_s, OVERLOAD_HISTORY_S)
+        while len(self.readings) > 1 and self.readings[1].at <= reading.at - keep:
             self.readings.popleft()
 
     def observation(
         self, window_s: float, partitions: int, last_rescale_at: float | None
     ) -> Observation | None:
         """The load over the window up to the newest reading; None before a whole window."""
-        if len(self.readings) < 2:
+        last = self.readings[-1]
+        older = [r for r in self.readings if r.at <= last.at - window_s]
+        if not older or not last.instances:
             return None
-        first, last = self.readings[0], self.readings[-1]
+        first = older[-1]  # the newest a whole window before the last
         span = last.at - first.at
-        if span < window_s or not last.instances:
-            return None
         input_rate = _arrival_rate(first, last)
         tail = [r for r in self.readings if r.at >= last.at - window_s * RECENT_SHARE]
         recent = None
         if len(tail) >= 2 and tail[-1].at > tail[0].at:
             recent = _arrival_rate(tail[0], last)
-        lag_seconds = _lag_seconds(last.lag_records, input_rate)
+        # at the recent rate when higher: after a step up the average understates the arrivals
+        lag_seconds = _lag_seconds(last.lag_records, max(input_rate, recent or 0.0))
         loads = tuple(
             InstanceLoad(busy - first.instances[pod][0], processed - first.instances[pod][1], span)
             for pod, (busy, processed) in sorted(last.instances.items())
@@ -78,6 +87,7 @@ class Window:
             instances=loads,
             last_rescale_at=last_rescale_at,
             recent_input_rate=recent,
+            overload=_overload(list(self.readings)),
         )
 
 
@@ -85,6 +95,38 @@ def _arrival_rate(first: Reading, last: Reading) -> float:
     """Records per second appended to the input partitions between two readings."""
     arrived = sum(end - first.ends.get(key, end) for key, end in last.ends.items())
     return max(0.0, arrived / (last.at - first.at))
+
+
+def _processed(first: Reading, last: Reading) -> int:
+    """Records the instances processed between two readings (of the same pods)."""
+    return sum(done - first.instances[pod][1] for pod, (_, done) in last.instances.items())
+
+
+def _falls_behind(first: Reading, last: Reading) -> bool:
+    arrived = sum(end - first.ends.get(key, end) for key, end in last.ends.items())
+    return arrived > 0 and arrived > _processed(first, last) * (1 + FALLING_BEHIND)
+
+
+def _overload(readings: list[Reading]) -> Overload | None:
+    """The load since the backlog began to grow (see `Overload`), if it grew in the newest
+    interval. The interval it began in is left out (the load before a step may fill part of
+    it): with the newest interval the only one, an overload of 0 seconds, measured nothing."""
+    began = len(readings) - 1
+    while began > 0 and _falls_behind(readings[began - 1], readings[began]):
+        began -= 1
+    if began == len(readings) - 1:
+        return None
+    first, last = readings[began + 1], readings[-1]
+    span = last.at - first.at
+    if span <= 0:
+        return Overload(0.0, 0.0, 0.0, 0.0)
+    busy = sum(b - first.instances[pod][0] for pod, (b, _) in last.instances.items())
+    return Overload(
+        seconds=span,
+        input_rate=_arrival_rate(first, last),
+        processed_rate=_processed(first, last) / span,
+        busy_ratio=busy / (span * len(last.instances)),
+    )
 
 
 def _continues(before: Reading, after: Reading) -> bool:
