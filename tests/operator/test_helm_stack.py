@@ -125,6 +125,29 @@ def values(stack: Stack, namespace: str, kubeconfig: Path) -> dict[str, Any]:
     }
 
 
+def install_chart(
+    cluster: Cluster, stack: Stack, namespace: str, served: str, tmp_path: Path
+) -> subprocess.CompletedProcess[str]:
+    """`helm install` into `namespace`, serving `served`, the operator authenticating as the
+    chart's ServiceAccount (made here, with a token kubeconfig)."""
+    cluster.core.create_namespaced_service_account(namespace, {"metadata": {"name": ACCOUNT}})
+    kubeconfig = token_kubeconfig(cluster, stack, namespace, tmp_path / "operator.kubeconfig")
+    (tmp_path / "values.yaml").write_text(yaml.safe_dump(values(stack, served, kubeconfig)))
+    install = helm(
+        "install",
+        namespace,
+        "--kubeconfig",
+        stack.kubeconfig,
+        str(CHART),
+        "--namespace",
+        namespace,
+        "-f",
+        str(tmp_path / "values.yaml"),
+    )
+    assert install.returncode == 0, install.stderr
+    return install
+
+
 def chart_query(body: dict[str, Any]) -> dict[str, Any]:
     """The query `body` referring to the Secrets the chart makes in each namespace it serves."""
     body["spec"]["controlToken"] = {"name": "streamshift-control", "key": "token"}
@@ -142,22 +165,8 @@ def running(cluster: Cluster, namespace: str, selector: str, count: int) -> list
 def test_helm_install_runs_the_operator_pod_and_its_query_and_uninstall_cleans_up(
     cluster: Cluster, stack: Stack, namespace: str, tmp_path: Path
 ) -> None:
-    cluster.core.create_namespaced_service_account(namespace, {"metadata": {"name": ACCOUNT}})
-    kubeconfig = token_kubeconfig(cluster, stack, namespace, tmp_path / "operator.kubeconfig")
-    (tmp_path / "values.yaml").write_text(yaml.safe_dump(values(stack, namespace, kubeconfig)))
     begin = time.monotonic()
-    install = helm(
-        "install",
-        namespace,
-        "--kubeconfig",
-        stack.kubeconfig,
-        str(CHART),
-        "--namespace",
-        namespace,
-        "-f",
-        str(tmp_path / "values.yaml"),
-    )
-    assert install.returncode == 0, install.stderr
+    install = install_chart(cluster, stack, namespace, namespace, tmp_path)
     assert f"serving namespaces {namespace}." in install.stdout  # the notes
     operator = f"app.kubernetes.io/instance={namespace}"
     wait_for("the operator pod Running", lambda: running(cluster, namespace, operator, 1), 30)
@@ -211,22 +220,7 @@ def test_a_served_namespace_deleted_while_the_operator_was_down_goes_when_it_is_
     goes."""
     team = f"team-{uuid.uuid4().hex[:8]}"
     cluster.core.create_namespace({"metadata": {"name": team}})
-    cluster.core.create_namespaced_service_account(namespace, {"metadata": {"name": ACCOUNT}})
-    kubeconfig = token_kubeconfig(cluster, stack, namespace, tmp_path / "operator.kubeconfig")
-    settings = values(stack, team, kubeconfig)
-    (tmp_path / "values.yaml").write_text(yaml.safe_dump(settings))
-    install = helm(
-        "install",
-        namespace,
-        "--kubeconfig",
-        stack.kubeconfig,
-        str(CHART),
-        "--namespace",
-        namespace,
-        "-f",
-        str(tmp_path / "values.yaml"),
-    )
-    assert install.returncode == 0, install.stderr
+    install_chart(cluster, stack, namespace, team, tmp_path)
     operator = f"app.kubernetes.io/instance={namespace}"
     deployment = cluster.apps.list_namespaced_deployment(namespace, label_selector=operator)
     [name] = [d.metadata.name for d in deployment.items]
