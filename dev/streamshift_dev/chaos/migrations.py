@@ -92,6 +92,7 @@ def judged(
     problems = [p for p in observed.problems if not p.startswith(own)]
     ending = f"Migration {observed.phase or 'unfinished'}: {observed.message[:160]}".strip()
     counts = f"{observed.results} results, {observed.dead_letters} dead letters"
+    silent = fault.silent_if_succeeded and observed.phase == "Succeeded"
     reason = None
     if watch.error is not None:
         reason = f"the watch failed: {watch.error}"
@@ -104,7 +105,7 @@ def judged(
         reason = "; ".join([ending, *problems])
     elif problems:
         reason = "; ".join(problems)
-    elif watch.mention is not None and detection is None:
+    elif watch.mention is not None and detection is None and not silent:
         reason = f"the status never named {watch.mention} ({ending})"
     elif recovery is None:
         reason = f"the query was not Running again ({ending})"
@@ -150,7 +151,8 @@ def lost_pod(protocol: str, side: str, phase: str) -> Callable[[str, Context], O
             mark()
             return pod
 
-        return run_with_fault(name, ctx, chaos_case(protocol), Fault(phase, inject))
+        fault = Fault(phase, inject, silent_if_succeeded=side == "origin")
+        return run_with_fault(name, ctx, chaos_case(protocol), fault)
 
     return scenario
 

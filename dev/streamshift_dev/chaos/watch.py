@@ -34,6 +34,9 @@ class Fault:
 
     phase: str
     inject: Callable[[dict[str, Any], Callable[[], None]], str | None]
+    silent_if_succeeded: bool = False
+    """A Migration that still Succeeded, exact, need not mention it: an origin pod lost once
+    its part was done (a moving-state origin deleted in MovingState after its state moved)."""
 
 
 class MigrationWatch(threading.Thread):
