@@ -99,21 +99,26 @@ def check(
     operator_per_case: bool,
     logs: Path,
     cleaner: ThreadPoolExecutor,
+    keep_failed: bool = False,
 ) -> Observed:
-    """Run one case; its namespace is removed by `cleaner` (not holding a case's slot)."""
+    """Run one case; its namespace is removed by `cleaner` (not holding a case's slot), and
+    its topics and snapshots too unless it failed and `keep_failed`."""
     namespace = f"vrt-{run}-{case.slug}"
     operator = None
     if operator_per_case:
         operator = OperatorProcess(stack, namespace, logs / f"{namespace}-operator.log")
     kube = Kube(stack)
+    observed = Observed(problems=["the case did not end"])
     try:
-        return run_case(case, kube, stack, namespace)
+        observed = run_case(case, kube, stack, namespace)
     except Exception as error:  # one case's broken run is its failure, not the whole run's
-        return Observed(problems=[f"the case could not run: {type(error).__name__}: {error}"])
+        observed = Observed(problems=[f"the case could not run: {type(error).__name__}: {error}"])
     finally:
         if operator is not None:
             operator.stop()
-        cleaner.submit(clean_up, kube, stack, namespace)
+        keep = keep_failed and not observed.exact
+        cleaner.submit(clean_up, kube, stack, namespace, keep)
+    return observed
 
 
 def main() -> int:
@@ -139,6 +144,11 @@ def main() -> int:
         action="store_true",
         help="every protocol followed by every protocol (--cases chains per pair)",
     )
+    parser.add_argument(
+        "--keep-failed",
+        action="store_true",
+        help="keep a failed case's topics and snapshots (its namespace is removed) to look into",
+    )
     arguments = parser.parse_args()
     stack = Stack.running()
     Kube(stack).install_crds()
@@ -162,7 +172,16 @@ def main() -> int:
             ThreadPoolExecutor(arguments.concurrency) as pool,
         ):
             futures = {
-                pool.submit(check, c, stack, run, arguments.operator_per_case, logs, cleaner): c
+                pool.submit(
+                    check,
+                    c,
+                    stack,
+                    run,
+                    arguments.operator_per_case,
+                    logs,
+                    cleaner,
+                    arguments.keep_failed,
+                ): c
                 for c in cases
             }
             for future in as_completed(futures):
@@ -170,7 +189,8 @@ def main() -> int:
     finally:
         if shared is not None:
             shared.stop()
-        delete_topics(stack, f"vrt-{run}-")  # any a worker wrote to again after its case's cleanup
+        if not arguments.keep_failed:  # any a worker wrote to again after its case's cleanup
+            delete_topics(stack, f"vrt-{run}-")
     wall = time.monotonic() - began
     for protocol, reasons in refusals.items():
         for reason, count in reasons.most_common():

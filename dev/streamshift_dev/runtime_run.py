@@ -103,14 +103,16 @@ def run_case(case: RuntimeCase, kube: Kube, stack: Stack, ns: str) -> Observed:
     return observed
 
 
-def clean_up(kube: Kube, stack: Stack, ns: str) -> None:
+def clean_up(kube: Kube, stack: Stack, ns: str, keep_data: bool = False) -> None:
     """Remove the case's namespace (its pods end), then its topics and snapshots (also when
-    the namespace is slow to go)."""
+    the namespace is slow to go) unless `keep_data` (a failure's input, output, dead letters
+    and snapshots, to look into)."""
     try:
         kube.delete_namespace(ns)
     finally:
-        delete_topics(stack, f"{ns}-")
-        delete_snapshots(stack, f"{ns}/")
+        if not keep_data:
+            delete_topics(stack, f"{ns}-")
+            delete_snapshots(stack, f"{ns}/")
 
 
 class _Feeder:

@@ -257,7 +257,7 @@ class Worker:
         if self.published is not None:  # replayed or not, what the output lacks
             self._emit(*self.published.unpublished(results, dead + late))
         elif self.limit:
-            self._emit(recovery.unseen(self, results), [])
+            self._emit(recovery.unseen(self, results), recovery.unseen_letters(self, dead + late))
         else:
             self._emit(results, dead + late)
         if self.limit and all(self.consumed.get(p, 0) >= o for p, o in self.limit.items()):

@@ -3,8 +3,9 @@
 `adopt` serves a (re)start and a migration target alike: per partition it restores the snapshot
 covering the most input (positions `C`), reads the query group's committed positions `G` (the
 input that committed output already reflects, whoever committed it, with that instance's
-watermark `w` then) and replays `C..G`. During the replay a result is suppressed when its
-committer emitted it: a windowed result whose window ended at or before `w`, a window-less one
+watermark `w` then) and replays `C..G`. During the replay a dead letter is suppressed when its
+record lies below `G` (`unseen_letters`; the other positions' records are new), and a result when
+its committer emitted it: a windowed result whose window ended at or before `w`, a window-less one
 whose newest tuple is older than `w` (`unseen`). A committer that split its output with a
 hand-off's target marked its commits so: then what the output holds decides, replayed or not
 (`published`). The rest is new: a target holding fewer
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from streamshift_engine.events.results import ResultBatch
+from streamshift_engine.events.wire import DeadLetter
 from streamshift_engine.runner import Instance
 from streamshift_engine.runtime import published
 from streamshift_engine.runtime.manifest import Manifest, choose, expired
@@ -114,6 +116,17 @@ def unseen(worker: Worker, results: list[ResultBatch]) -> list[ResultBatch]:
         if not seen.all():
             kept.append(batch.take(~seen))
     return kept
+
+
+def unseen_letters(worker: Worker, letters: list[DeadLetter]) -> list[DeadLetter]:
+    """The dead letters of a replay's step that the committed output does not hold: those of
+    positions read past what their committer committed (a position not replayed, whose new
+    records the same fetches bring: a record read there is new whatever the others replay)."""
+    return [
+        letter
+        for letter in letters
+        if letter.offset >= worker.limit.get((letter.source, letter.partition), 0)
+    ]
 
 
 def end_replay(worker: Worker) -> None:
