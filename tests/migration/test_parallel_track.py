@@ -53,18 +53,19 @@ def test_the_monitor_ends_the_old_plan_after_w_or_2w(
 
 
 def test_the_monitor_sees_old_tuples_in_a_join_state() -> None:
-    # At watermark 980 lemma 2.2 has purged every tuple with max_ts < 960 - 400: the states hold
-    # the tuples from 560 to 960, the one at 980 waits for the watermark.
+    # At watermark 980 every tuple with max_ts < 980 - 400 is purged (a later tuple of either
+    # input is at 980 or after): the states hold the tuples from 580 to 960, the one at 980
+    # waits for the watermark.
     plan = join_tree_plan("joins", ("S", "T"), 400, "k", SCHEMA)
     instance = Instance(plan, [0])
     for name, batch in steady("ST", 20, 1_000).items():
         instance.feed(name, 0, batch)
     instance.poll()
     join = instance.pipeline.operators[0]
-    assert [monitor.oldest(store) for store in join.stores.values()] == [560, 560]
-    assert monitor.old_box_finished(instance, 560)
-    assert not monitor.old_box_finished(instance, 561)
-    assert not monitor.finished(join, 561)
+    assert [monitor.oldest(store) for store in join.stores.values()] == [580, 580]
+    assert monitor.old_box_finished(instance, 580)
+    assert not monitor.old_box_finished(instance, 581)
+    assert not monitor.finished(join, 581)
     assert not monitor.old_box_finished(instance, 981)
 
 

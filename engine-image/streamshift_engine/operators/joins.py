@@ -450,7 +450,29 @@ def combined_identity(left: Record, right: Record) -> str:
 
 
 class RangeJoin(SymmetricJoin):
-    """Time-range symmetric join with lemma 2.2 purging."""
+    """Time-range symmetric join with lemma 2.2 purging, bounded by the watermark.
+
+    `extents`, per side, bounds `max_ts - min_ts` of the tuples that side receives (None:
+    unknown): 0 for an input's records, a range join's `W` for its results (they join only
+    within it). Every tuple arriving after `advance(w)` holds a record released after it, at
+    or past `w`, so its `min_ts` is at least `w` less its side's extent: the other side's
+    tuples older than that less `W` can join nothing more, also when no tuple of this side
+    arrives again (lemma 2.2 alone keeps them until one does: an upstream join that matches
+    no more would hold them, and with them parallel track's old box, for ever)."""
+
+    def __init__(
+        self,
+        node_id: str,
+        sides: Sequence[str],
+        on: Sequence[tuple[str, str]],
+        size: int,
+        side_fields: Sequence[Sequence[str]],
+        side_keys: Sequence[Sequence[str]],
+        keyed: bool,
+        extents: tuple[int | None, int | None] = (None, None),
+    ) -> None:
+        super().__init__(node_id, sides, on, size, side_fields, side_keys, keyed)
+        self.extents = extents
 
     def joinable(self, left: Record, right: Record) -> bool:
         span: int = max(left[MAX], right[MAX]) - min(left[MIN], right[MIN])
@@ -509,12 +531,17 @@ class RangeJoin(SymmetricJoin):
 
     def advance(self, watermark: int) -> list[Batch]:
         """Purge every key's state by lemma 2.2, using the largest `min_ts` seen on the other
-        side (memory only: `_joinable` decides what joins)."""
+        side, or what the watermark leaves the other side's later tuples (`extents`) when that
+        is more (memory only: `_joinable` decides what joins)."""
         for side in (0, 1):
             table = self.side(side).table()
             if table is None:
                 continue
-            bound = max(min(self.latest_min[1 - side], watermark) - self.size, INT64_MIN)
+            later = min(self.latest_min[1 - side], watermark)
+            extent = self.extents[1 - side]
+            if extent is not None:
+                later = max(later, watermark - extent)
+            bound = max(later - self.size, INT64_MIN)
             keep = table["max_ts"] >= bound
             self.side(side).keep(keep)
         return []

@@ -49,6 +49,25 @@ def origin(plan: Plan, node: str) -> str:
     return node
 
 
+def extent(plan: Plan, node: str) -> int | None:
+    """The most `max_ts - min_ts` of a record `node` emits (None: no bound known): 0 for an
+    input's records, kept through filters, maps and unions, a range join's `W` for its results
+    (`RangeJoin.joinable`)."""
+    operators = {op.id: op for op in plan.operators}
+    spec = operators.get(node)
+    if spec is None:
+        return 0
+    if spec.type in ("filter", "map", "project", "stateful_map"):
+        return extent(plan, spec.inputs[0])
+    if spec.type == "union":
+        extents = [extent(plan, name) for name in spec.inputs]
+        return None if None in extents else max(e for e in extents if e is not None)
+    window = plan.nodes[node].window
+    if spec.type == "window_join" and window is not None and window.kind == "range":
+        return int(window.size)
+    return None
+
+
 def _windowed(plan: Plan, node: str) -> bool:
     """Whether the records `node` emits carry window bounds."""
     for spec in plan.operators:
@@ -113,8 +132,12 @@ def _build(spec: OperatorSpec, plan: Plan) -> Operator:
                 spec.id, spec.inputs, on, window.size, dtypes, keys, origins, windowed, info.keyed,
                 window.slide,
             )  # fmt: skip
-        join_type = RangeJoin if window.kind == "range" else RowsJoin
-        return join_type(spec.id, spec.inputs, on, window.size, fields, keys, info.keyed)
+        if window.kind == "range":
+            first, second = (extent(plan, name) for name in spec.inputs)
+            return RangeJoin(
+                spec.id, spec.inputs, on, window.size, fields, keys, info.keyed, (first, second)
+            )
+        return RowsJoin(spec.id, spec.inputs, on, window.size, fields, keys, info.keyed)
     aggregates = [
         AggregateSpec(a.get("name", a["fn"]), a["fn"], a.get("field")) for a in params["aggregates"]
     ]
