@@ -90,16 +90,16 @@ bench-runtime: venv ## worker vs in-process engine, each protocol's output gap, 
 	$(PY) -m bench.runtime $(if $(PART),--$(PART)-only) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(REPEATS),--repeats $(REPEATS))
 
 .PHONY: bench-autoscaler
-bench-autoscaler: venv ## autoscaler on q8 under a step load: one worker's capacity, recovery, rescales, chosen vs optimum, gap ratio, exact (QUICK=1: shorter)
-	$(PY) -m bench.autoscaler $(if $(QUICK),--quick)
+bench-autoscaler: venv ## autoscaler on q8 under a step load: one worker's capacity, recovery, rescales, chosen vs optimum, gap ratio, exact (QUICK=1: shorter; LOAD=spark|spark-kube: the Spark generator writes the step)
+	$(PY) -m bench.autoscaler $(if $(QUICK),--quick) $(if $(LOAD),--load $(LOAD))
 
 .PHONY: bench-operator
 bench-operator: venv ## operator: query ready time, unimico move time on q5, RSS with 20 queries
 	$(PY) -m bench.operator
 
 .PHONY: demo-elastic
-demo-elastic: up ## q8 with the autoscaler under a step load up and back: live view, PNG under out/, output verified
-	$(PY) -m streamshift_dev.elastic_demo
+demo-elastic: up ## q8 with the autoscaler under a step load up and back: live view, PNG under out/, output verified (LOAD=spark|spark-kube)
+	$(PY) -m streamshift_dev.elastic_demo $(if $(LOAD),--load $(LOAD))
 
 .PHONY: demo-compare
 demo-compare: setup ## every protocol on the same q5 query, their recorded costs side by side

@@ -8,7 +8,8 @@ measurement, not a sweep of parallelisms: the optimum follows from it as the few
 whose share of the high load is at most the target utilization of that capacity). Then the
 autoscaled run (`streamshift_dev.elastic`): q8 with the autoscaler on, the load low (half of
 one worker's rate at the target), stepped up to about three workers' (`--high-workers` of it)
-and back, event time at wall time; one line per 5 s and per Migration phase, the rescales with
+and back, event time at wall time, written by `--load` (`producer`, `spark`, `spark-kube`:
+`streamshift_dev.elastic_spark`); one line per 5 s and per Migration phase, the rescales with
 their protocol, output gap and verification, the whole output against the reference, a PNG
 (out/bench-autoscaler.png). q8, not q5: q5 is a global plan, never scaled above 1.
 
@@ -24,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from streamshift_dev import elastic, elastic_timeline
+from streamshift_dev import elastic, elastic_spark, elastic_timeline
 from streamshift_dev.elastic_plot import plot
 from streamshift_dev.elastic_timeline import Sample
 
@@ -64,6 +65,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--protocol", default=elastic.Settings.protocol, help="the autoscaler's Migrations'"
     )
+    parser.add_argument(
+        "--load",
+        choices=elastic_spark.LOADS,
+        default="producer",
+        help="what writes the step: this process's producer, the Spark generator in a local "
+        "Spark, or on the local Kubernetes stack (driver here, executors as pods)",
+    )
     parser.add_argument("--measure-s", type=float, default=20.0)
     parser.add_argument("--low-s", type=int, default=elastic.Phases.low_s)
     parser.add_argument("--high-s", type=int, default=elastic.Phases.high_s)
@@ -82,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     phases = elastic.Phases(low_s=args.low_s, high_s=args.high_s, after_s=args.after_s)
     say(
         f"bench-autoscaler: q8 (q5 is a global plan, never scaled above 1), protocol "
-        f"{settings.protocol}; {load_average()}"
+        f"{settings.protocol}, load {args.load}; {load_average()}"
     )
     began = time.monotonic()
     with elastic.session(REPO / "out" / "bench-autoscaler") as s:
@@ -99,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"warning: the high load is {rates.high / measured.produced_per_s:.0%} of what "
                 "this process produced flat out: it may fall behind (a lower --cpu-limit helps)"
             )
-        outcome = elastic.run(s, settings, phases, rates.low, rates.high, Progress())
+        outcome = elastic.run(s, settings, phases, rates.low, rates.high, Progress(), args.load)
     figures = summary(outcome, settings, rates)
     path = plot(
         outcome.samples,

@@ -11,9 +11,10 @@ own namespace, topics and snapshots, removed after it, and its own operator watc
 namespace by name from the start (a glob pattern relies on kopf noticing a namespace created
 after it started, and it has missed some).
 `capacity` measures what one worker processes at its CPU limit (input produced flat out, far
-above it); `run` is the autoscaled scenario (`elastic_load` produces the step, event time at
-wall time). A sample reads the query's status, its Migrations and each instance's `/v1/status`
-`load` (the lag of its partitions).
+above it); `run` is the autoscaled scenario (the step, event time at wall time, from
+`elastic_load`'s producer or the Spark generator, locally or on Kubernetes: `elastic_spark`).
+A sample reads the query's status, its Migrations and each instance's `/v1/status` `load` (the
+lag of its partitions).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any
 from streamshift_operator.autoscaler.record import CAUSE_LABEL
 from streamshift_operator.resources.pods import CONTROL_PORT
 
-from streamshift_dev import elastic_load
+from streamshift_dev import elastic_load, elastic_spark
 from streamshift_dev.elastic_timeline import Rescale, Sample, optimum
 from streamshift_dev.reference import reference
 from streamshift_dev.stack_driver import (
@@ -294,8 +295,10 @@ def run(
     low_rate: float,
     high_rate: float,
     show: Show,
+    load_driver: str = "producer",
 ) -> Outcome:
-    """The autoscaled q8 under a step from `low_rate` to `high_rate` records/s and back."""
+    """The autoscaled q8 under a step from `low_rate` to `high_rate` records/s and back,
+    written by `load_driver` (`elastic_spark.LOADS`)."""
     step_until = phases.low_s + phases.high_s
     generator = elastic_load.config(
         PARTITIONS,
@@ -307,7 +310,7 @@ def run(
     outcome = Outcome(step_up=float(phases.low_s), step_down=float(step_until))
     with namespace(s, "run") as ns:
         start_query(s, ns, settings, autoscaled=True)
-        load = elastic_load.Producing(s.stack.kafka, ns, generator)
+        load = elastic_spark.driver(load_driver, s.stack.kafka, ns, generator)
         load.start()
         monitor = _Monitor(s, ns, load)
         try:
@@ -364,7 +367,7 @@ class _Monitor:
     """Samples the query once a second; remembers when each autoscaler Migration was seen
     live and terminal."""
 
-    def __init__(self, s: Session, ns: str, load: elastic_load.Producing) -> None:
+    def __init__(self, s: Session, ns: str, load: elastic_load.Driver) -> None:
         self.s, self.ns, self.load = s, ns, load
         self.lag = 0
         self.seen: dict[str, tuple[float, float | None]] = {}

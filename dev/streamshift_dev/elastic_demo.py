@@ -2,12 +2,14 @@
 down, watched live; at the end a figure of the run and the whole output against the reference.
 
 q8, not q5: q5's hot-item maximum is over all auctions, a global plan that runs on one
-instance only, so the autoscaler never scales it. The load comes from this process
+instance only, so the autoscaler never scales it. By default the load comes from this process
 (`streamshift_dev.elastic_load`), paced by the rate-shape code the Spark generator's streaming
-mode uses (`nexmark.rates`: event time at wall time), not from a Spark job: a Spark session
-(a JVM and a job a second) would share this machine's two cores with the CPU-limited workers
-whose capacity the step is sized by. One worker's capacity is measured first (a short run at
-parallelism 1 with input waiting), so the step fits the machine the demo runs on.
+mode uses (`nexmark.rates`: event time at wall time); `--load spark` writes the same step with
+the Spark generator in a local Spark, `--load spark-kube` as a Spark job on the local
+Kubernetes stack, its executors pods (`streamshift_dev.elastic_spark`). A Spark session (a JVM
+and a job a second) shares this machine's two cores with the CPU-limited workers whose capacity
+the step is sized by. One worker's capacity is measured first (a short run at parallelism 1
+with input waiting, from the producer), so the step fits the machine the demo runs on.
 
 Exit status 0 when the whole output equals the reference and every rescale succeeded,
 verified exact.
@@ -20,11 +22,17 @@ import sys
 import time
 from pathlib import Path
 
-from streamshift_dev import elastic
+from streamshift_dev import elastic, elastic_spark
 from streamshift_dev.elastic_plot import plot
 from streamshift_dev.elastic_timeline import Sample
 
 REPO = Path(__file__).resolve().parents[2]
+LOAD_TEXT = {
+    "producer": "this process's producer, paced as the Spark generator's streaming mode paces",
+    "spark": "the Spark generator's streaming mode in a local Spark, a job a second",
+    "spark-kube": "the Spark generator's streaming mode on the local Kubernetes stack, a job a "
+    "second (driver here, executors as pods)",
+}
 
 
 class Live:
@@ -46,15 +54,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", type=float, default=elastic.Settings.target)
     parser.add_argument("--low-s", type=int, default=30)
     parser.add_argument("--high-s", type=int, default=90)
+    parser.add_argument("--load", choices=elastic_spark.LOADS, default="producer")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     settings = elastic.Settings(cpu_limit_m=args.cpu_limit, target=args.target)
     phases = elastic.Phases(low_s=args.low_s, high_s=args.high_s, after_s=200)
     print("demo-elastic: Nexmark q8 (q5 is a global plan: never scaled above one instance)")
-    print(
-        "load: this process's producer, paced as the Spark generator's streaming mode paces "
-        "(event time at wall time); not a Spark job, which would share the two cores with the "
-        "CPU-limited workers"
-    )
+    print(f"load: {LOAD_TEXT[args.load]} (event time at wall time)")
     stamp = time.strftime("%Y%m%d-%H%M%S")
     with elastic.session(REPO / "out" / f"demo-elastic-{stamp}") as s:
         measured = elastic.capacity(s, settings, 10.0, print)
@@ -64,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{phases.low_s + phases.high_s}s; {rates.optimum} workers keep up at "
             f"{settings.target:.0%} target utilization"
         )
-        outcome = elastic.run(s, settings, phases, rates.low, rates.high, Live())
+        outcome = elastic.run(s, settings, phases, rates.low, rates.high, Live(), args.load)
     print()
     for r in outcome.rescales:
         gap = "n/a" if r.gap_s is None else f"{r.gap_s:.1f}s (rhythm before {r.gap_before_s}s)"

@@ -7,7 +7,8 @@ window's length.
 
 `Producing` is a thread; `fed()` is everything produced, for the reference (the generator's
 events do not depend on how they were sliced). Bids are generated (their proportion is 1) but
-not produced: q8 does not read them.
+not produced: q8 does not read them. `Driver` is what the scenario needs of a load, this
+producer or the Spark generator (`elastic_spark`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Iterable
+from typing import Protocol
 
+import numpy as np
 from confluent_kafka import Producer
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.wire import encode_json
@@ -46,6 +50,48 @@ def config(
         step_at_s=step_at_s,
         step_until_s=step_until_s,
     )
+
+
+class Driver(Protocol):
+    """A load: `started` (monotonic) once `start()` returns, `events` and `records` (persons
+    and auctions) written so far, and `fed()` every event written."""
+
+    started: float
+    events: int
+    records: int
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def rate(self, over_s: float = 1.0) -> float: ...
+
+    def fed(self) -> dict[str, Batch]: ...
+
+
+def generated(generator: GeneratorConfig, events: int) -> dict[str, Batch]:
+    """The first `events` events of the scenario's seed, one batch per input q8 reads."""
+    batches = generate(SEED, 0, events, generator)
+    return {name: batches[name] for name in INPUTS}
+
+
+def records_among(generator: GeneratorConfig, start: int, count: int) -> int:
+    """The persons and auctions among the events `start` to `start + count` (the kind is a
+    function of the index, `nexmark.generator`)."""
+    within = np.arange(start, start + count, dtype=np.int64) % generator.total_proportion
+    first_bid = generator.person_proportion + generator.auction_proportion
+    return int(np.count_nonzero(within < first_bid))
+
+
+def rate_of(history: Iterable[tuple[float, int]], over_s: float) -> float:
+    """Records per second over about the last `over_s` seconds of `(time, records)` points."""
+    points = list(history)
+    if len(points) < 2:
+        return 0.0
+    now_t, now_n = points[-1]
+    older = [p for p in points if p[0] <= now_t - over_s] or points[:1]
+    then_t, then_n = older[-1]
+    return (now_n - then_n) / (now_t - then_t) if now_t > then_t else 0.0
 
 
 def events_for(records_per_second: float) -> int:
@@ -115,13 +161,7 @@ class Producing(threading.Thread):
 
     def rate(self, over_s: float = 1.0) -> float:
         """Records per second produced over about the last `over_s` seconds."""
-        points = list(self.history)
-        if len(points) < 2:
-            return 0.0
-        now_t, now_n = points[-1]
-        older = [p for p in points if p[0] <= now_t - over_s] or points[:1]
-        then_t, then_n = older[-1]
-        return (now_n - then_n) / (now_t - then_t) if now_t > then_t else 0.0
+        return rate_of(self.history, over_s)
 
     def stop(self) -> None:
         """Stop producing and wait until every record is in Kafka."""
@@ -132,5 +172,4 @@ class Producing(threading.Thread):
 
     def fed(self) -> dict[str, Batch]:
         """Every event produced, one batch per input."""
-        events = generate(SEED, 0, self.events, self.generator)
-        return {name: events[name] for name in INPUTS}
+        return generated(self.generator, self.events)

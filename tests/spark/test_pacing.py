@@ -56,3 +56,19 @@ def test_paced_from_a_later_index_starts_at_that_index_event_time() -> None:
     base = GenerateSpec(seed=1, start_index=3500, count=0, config=STEP)  # 3.5 s of event time
     paced(base, 2.0, writes.append, clock=clock, sleep=clock.sleep)
     assert [(w.start_index, w.count) for w in writes] == [(3500, 500 + 1500), (5500, 3000)]
+
+
+def test_paced_without_an_end_writes_until_stopped() -> None:
+    clock = FakeClock()
+    writes: list[GenerateSpec] = []
+    base = GenerateSpec(seed=1, start_index=0, count=0, config=STEP)
+    log = paced(
+        base,
+        float("inf"),
+        writes.append,
+        clock=clock,
+        sleep=clock.sleep,
+        stop=lambda: len(writes) == 6,
+    )
+    assert [n for _, n in log] == [w.count for w in writes] == [1000] * 4 + [3000] * 2
+    assert writes[-1].start_index == 7000

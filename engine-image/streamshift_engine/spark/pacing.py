@@ -27,9 +27,11 @@ def paced(
     interval_s: float = 1.0,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    stop: Callable[[], bool] = lambda: False,
 ) -> list[tuple[float, int]]:
-    """Write for `duration_s` from `base.start_index`, the events of event time `t` seconds
-    after the start index's by `t` seconds after the start; `(elapsed, events)` per write."""
+    """Write for `duration_s` (or until `stop()` is true before a write) from
+    `base.start_index`, the events of event time `t` seconds after the start index's by `t`
+    seconds after the start; `(elapsed, events)` per write."""
     config = base.config
     first = np.array([base.start_index], np.int64)
     origin = int(event_times(first, config)[0]) - config.base_time_ms
@@ -37,7 +39,7 @@ def paced(
     written = 0
     log: list[tuple[float, int]] = []
     tick = 0
-    while True:
+    while not stop():
         tick += 1
         target = min(tick * interval_s, duration_s)
         due = events_before(config, origin + round(target * 1000)) - base.start_index - written
@@ -48,3 +50,4 @@ def paced(
         if target >= duration_s:
             return log
         sleep(max(0.0, start + target - clock()))
+    return log

@@ -1,0 +1,138 @@
+"""One worker's records per busy second (DS2's true processing rate) at light loads and flat out,
+on the local stack: the autoscaler sizes a step from the rate it measures at whatever load runs,
+so the rate should not depend on the load.
+
+A q8 worker (`streamshift_dev.workers`) in a cgroup CPU quota of its own (`--cpu-limit`
+millicores, as the node agent runs a pod; 0 for none) reads persons and auctions produced by this
+process (`elastic_load.Producing`): for each `--light` rate, then flat out (`--backlog-s` seconds
+of it before the worker starts, so input waits throughout), the growth of its `/v1/status`
+`load` totals (`busy_seconds`, `processed`) over `--measure-s` seconds after `--warm-s` seconds
+at that load. Each phase has topics and a worker of its own (event time starts at 0 for each,
+as q8's windows need).
+
+`python -m bench.worker_true_rate --cpu-limit 100 --light 5000 10000`; the last line
+`true-rate light=R,... flat=R spread=S` (spread: the light rate farthest from the flat one, its
+distance as a fraction of the flat one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from streamshift_dev import workers
+from streamshift_dev.cgroups import CpuLimit
+from streamshift_dev.elastic_load import Producing, config, events_for
+
+PARTITIONS = 4
+TOKEN = "bench-token"
+
+
+def totals(env: dict[str, str]) -> dict[str, Any]:
+    status, body = workers.control(env, "GET", "/v1/status")
+    if status != 200:
+        raise RuntimeError(f"/v1/status answered {status}: {body}")
+    load: dict[str, Any] = body["load"]
+    return {"at": time.monotonic(), **load}
+
+
+def phase(env: dict[str, str], warm_s: float, measure_s: float) -> dict[str, float]:
+    """Records per second and per busy second, and the busy fraction, over `measure_s` seconds
+    after `warm_s` at the load running."""
+    time.sleep(warm_s)
+    first = totals(env)
+    time.sleep(measure_s)
+    last = totals(env)
+    span = last["at"] - first["at"]
+    busy = last["busy_seconds"] - first["busy_seconds"]
+    processed = last["processed"] - first["processed"]
+    return {
+        "processed": processed / span,
+        "busy": busy / span,
+        "true_rate": processed / busy if busy > 0 else float("nan"),
+        "lag": float(sum(last["lag_records"].values())),
+    }
+
+
+def measured(
+    stack: workers.Services, args: argparse.Namespace, rate: int | None
+) -> dict[str, float]:
+    """One phase: `rate` records per second, or flat out (None)."""
+    run_id = f"tr-{uuid.uuid4().hex[:8]}"
+    names = [f"{run_id}-{n}" for n in ("person", "auction", "out", "out.dead")]
+    workers.create_topics(stack, names, PARTITIONS)
+    env = workers.worker_env(
+        stack,
+        run_id,
+        "nexmark-q8",
+        ["person", "auction"],
+        PARTITIONS,
+        TOKEN,
+        "bench-true-rate",
+        STREAMSHIFT_NAMESPACE="bench",
+        STREAMSHIFT_EPOCH="0",
+    )
+    limit = CpuLimit(f"bench-{run_id}", args.cpu_limit) if args.cpu_limit else None
+    process: subprocess.Popen[bytes] | None = None
+    generator = config(PARTITIONS, events_for(rate or 1000))
+    producing = Producing(stack.kafka, run_id, generator, flat_out=rate is None)
+    log = args.log_dir / f"worker-{rate or 'flat'}.log"
+    try:
+        producing.start()
+        if rate is None:
+            time.sleep(args.backlog_s)  # input waits from the start
+        if limit is not None:
+            limit.create()
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "streamshift_engine.runtime"],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                preexec_fn=limit.enter if limit is not None else None,
+            )
+        workers.wait_ready(env, process, timeout=90, log=log)
+        result = phase(env, args.warm_s, args.measure_s)
+        return {"input": producing.records / (time.monotonic() - producing.started), **result}
+    finally:
+        producing.stop()
+        if process is not None:
+            process.kill()
+            process.wait()
+        if limit is not None:
+            limit.remove()
+        workers.delete_topics(stack, names)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cpu-limit", type=int, default=100, help="millicores; 0: none")
+    parser.add_argument("--light", type=int, nargs="+", default=[5000], help="records/s")
+    parser.add_argument("--warm-s", type=float, default=10.0)
+    parser.add_argument("--measure-s", type=float, default=30.0)
+    parser.add_argument("--backlog-s", type=float, default=20.0, help="flat out, before the worker")
+    parser.add_argument("--log-dir", type=Path, default=Path("out/worker-true-rate"))
+    args = parser.parse_args()
+    args.log_dir.mkdir(parents=True, exist_ok=True)
+    stack = workers.services()
+    results = {f"light {rate}": measured(stack, args, rate) for rate in args.light}
+    results["flat"] = measured(stack, args, None)
+    for name, r in results.items():
+        print(
+            f"{name:>12}: input {r['input']:.0f}/s processed {r['processed']:.0f}/s "
+            f"busy {r['busy']:.2f} lag {r['lag']:.0f} -> {r['true_rate']:.0f} per busy second"
+        )
+    flat_rate = results.pop("flat")["true_rate"]
+    lights = [r["true_rate"] for r in results.values()]
+    spread = max(abs(rate - flat_rate) for rate in lights) / flat_rate
+    light = ",".join(f"{rate:.0f}" for rate in lights)
+    print(f"true-rate light={light} flat={flat_rate:.0f} spread={spread:.2f}")
+
+
+if __name__ == "__main__":
+    main()
