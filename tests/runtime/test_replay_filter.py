@@ -14,7 +14,7 @@ from streamshift_engine.runtime.loop import Worker
 from streamshift_engine.runtime.recovery import unseen, unseen_letters
 
 from .harness import nexmark_input
-from .test_mini_batch import PARTITIONS, sink_of, worker
+from .stand_ins import PARTITIONS, sink_of, worker
 
 
 def test_unseen_keeps_windows_after_the_committers_watermark() -> None:
