@@ -99,24 +99,48 @@ def events_for(records_per_second: float) -> int:
     return max(1, round(records_per_second / RECORDS_PER_EVENT))
 
 
-class Producing(threading.Thread):
-    """Produces `{prefix}-person` and `{prefix}-auction` records at the config's rate from
-    `start()` until `stop()`; or, `flat_out`, as fast as it can."""
+class Writing(threading.Thread):
+    """A load driver's thread and what it wrote so far: the events (the generator's first
+    ones), their records, the recent history of the count (its rate), and a failure for
+    `stop()` to raise."""
 
-    def __init__(
-        self, bootstrap: str, prefix: str, generator: GeneratorConfig, flat_out: bool = False
-    ) -> None:
+    def __init__(self, generator: GeneratorConfig) -> None:
         super().__init__(daemon=True)
-        self.prefix, self.generator, self.flat_out = prefix, generator, flat_out
-        self.producer = Producer(
-            {"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True}
-        )
+        self.generator = generator
         self.events = 0
         self.records = 0
         self.started = 0.0
         self.history: deque[tuple[float, int]] = deque(maxlen=64)
         self.stopping = threading.Event()
         self.failure: BaseException | None = None
+
+    def wrote(self, events: int, records: int) -> None:
+        """`events` more events, of `records` records, are written."""
+        self.events += events
+        self.records += records
+        self.history.append((time.monotonic(), self.records))
+
+    def rate(self, over_s: float = 1.0) -> float:
+        """Records per second written over about the last `over_s` seconds."""
+        return rate_of(self.history, over_s)
+
+    def fed(self) -> dict[str, Batch]:
+        """Every event written, one batch per input."""
+        return generated(self.generator, self.events)
+
+
+class Producing(Writing):
+    """Produces `{prefix}-person` and `{prefix}-auction` records at the config's rate from
+    `start()` until `stop()`; or, `flat_out`, as fast as it can."""
+
+    def __init__(
+        self, bootstrap: str, prefix: str, generator: GeneratorConfig, flat_out: bool = False
+    ) -> None:
+        super().__init__(generator)
+        self.prefix, self.flat_out = prefix, flat_out
+        self.producer = Producer(
+            {"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True}
+        )
 
     def run(self) -> None:
         self.started = time.monotonic()
@@ -140,15 +164,15 @@ class Producing(threading.Thread):
 
     def _produce(self, count: int) -> None:
         events = generate(SEED, self.events, count, self.generator)
+        records = 0
         for name in INPUTS:
             batch = events[name]
             for partition in sorted(set(batch.partition.tolist())):
                 part = batch.take(batch.partition == partition)
                 for value in encode_json(part):
                     self._send(f"{self.prefix}-{name}", value, partition)
-                self.records += len(part)
-        self.events += count
-        self.history.append((time.monotonic(), self.records))
+                records += len(part)
+        self.wrote(count, records)
 
     def _send(self, topic: str, value: bytes, partition: int) -> None:
         while True:
@@ -159,17 +183,9 @@ class Producing(threading.Thread):
                 self.producer.poll(0.05)
         self.producer.poll(0)
 
-    def rate(self, over_s: float = 1.0) -> float:
-        """Records per second produced over about the last `over_s` seconds."""
-        return rate_of(self.history, over_s)
-
     def stop(self) -> None:
         """Stop producing and wait until every record is in Kafka."""
         self.stopping.set()
         self.join(90)
         if self.failure is not None:
             raise self.failure
-
-    def fed(self) -> dict[str, Batch]:
-        """Every event produced, one batch per input."""
-        return generated(self.generator, self.events)

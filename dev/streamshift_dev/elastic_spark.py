@@ -19,14 +19,11 @@ from __future__ import annotations
 import math
 import os
 import tempfile
-import threading
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any
 
 import yaml
-from streamshift_engine.events.batch import Batch
 from streamshift_engine.nexmark.config import GeneratorConfig
 from streamshift_engine.spark import k8s_client
 from streamshift_engine.spark.generator import GenerateSpec, generate_to_kafka, records_frame
@@ -44,7 +41,7 @@ EXECUTORS = 1
 two cores the CPU-limited workers share."""
 
 
-class SparkLoad(threading.Thread):
+class SparkLoad(elastic_load.Writing):
     """Writes `{prefix}-person`, `-auction` (and `-bid`) through Spark at the config's rate from
     `start()` (which returns once the Spark session, and in `kube_namespace` its executor pods,
     are up) until `stop()`."""
@@ -56,15 +53,9 @@ class SparkLoad(threading.Thread):
         generator: GeneratorConfig,
         kube_namespace: str | None = None,
     ) -> None:
-        super().__init__(daemon=True)
-        self.bootstrap, self.generator, self.kube_namespace = bootstrap, generator, kube_namespace
+        super().__init__(generator)
+        self.bootstrap, self.kube_namespace = bootstrap, kube_namespace
         self.topics = {kind: f"{prefix}-{kind}" for kind in ("person", "auction", "bid")}
-        self.events = 0
-        self.records = 0
-        self.started = 0.0
-        self.history: deque[tuple[float, int]] = deque(maxlen=64)
-        self.stopping = threading.Event()
-        self.failure: BaseException | None = None
         self.spark: Any = None
         self.template: Path | None = None  # the executor pod template (`spark-kube`)
         tasks = 1 if kube_namespace is None else EXECUTORS
@@ -100,13 +91,8 @@ class SparkLoad(threading.Thread):
 
     def _write(self, spec: GenerateSpec) -> None:
         generate_to_kafka(self.spark, spec, self.bootstrap)
-        self.events += spec.count
-        self.records += elastic_load.records_among(self.generator, spec.start_index, spec.count)
-        self.history.append((time.monotonic(), self.records))
-
-    def rate(self, over_s: float = 1.0) -> float:
-        """Records per second written over about the last `over_s` seconds."""
-        return elastic_load.rate_of(self.history, over_s)
+        records = elastic_load.records_among(self.generator, spec.start_index, spec.count)
+        self.wrote(spec.count, records)
 
     def stop(self) -> None:
         """Stop after the job running (each writes all it was given), then the session (and
@@ -121,10 +107,6 @@ class SparkLoad(threading.Thread):
                 self.template.unlink(missing_ok=True)
         if self.failure is not None:
             raise self.failure
-
-    def fed(self) -> dict[str, Batch]:
-        """Every event written, one batch per input q8 reads."""
-        return elastic_load.generated(self.generator, self.events)
 
 
 def driver(
