@@ -190,8 +190,12 @@ class Instance:
         self.ran_with = 0  # records_in when the pipeline last ran
 
     def feed(self, input_name: str, partition: int, batch: Batch) -> None:
-        """Records of one input partition, in offset (arrival) order."""
-        if len(batch) == 0:
+        """Records of one input partition, in offset (arrival) order. A worker feeds every
+        (input, partition) of every consume: the in-order case reads the batch's ends as
+        Python integers and checks the order with one numpy comparison."""
+        ts = batch.ts
+        count = len(ts)
+        if count == 0:
             return
         position = (input_name, partition)
         if self._idle(position) and self.released is not None:
@@ -201,20 +205,24 @@ class Instance:
         self.fed_to[position] = int(batch.offset[-1]) + 1
         strategy = self.strategies[input_name]
         previous = self.max_read.get(position)
-        ts = batch.ts
-        start = int(ts[0]) if previous is None else previous
+        first = int(ts[0])
+        start = first if previous is None else previous
         floor = self.floor.get(position, LOWEST)
         in_order = (
-            position not in self.replay
-            and ts[0] >= start
-            and ts[0] >= floor
-            and bool(np.all(ts[1:] >= ts[:-1]))
+            first >= start
+            and first >= floor
+            and position not in self.replay
+            and (count == 1 or bool((ts[1:] >= ts[:-1]).all()))
             and (strategy.max_future is None or not _jumps(strategy, ts, start, floor))
         )
         if in_order:
-            self.counters["records_in"] += len(batch)
+            self.counters["records_in"] += count
             self.max_read[position] = int(ts[-1])
-            self.buffers.setdefault(position, []).append(_Waiting(batch, None, start))
+            waiting = self.buffers.get(position)
+            if waiting is None:
+                self.buffers[position] = [_Waiting(batch, None, start)]
+            else:
+                waiting.append(_Waiting(batch, None, start))
             return
         self._feed_out_of_order(position, batch, start, floor)
 

@@ -20,7 +20,7 @@ agreement on random and edge-case records.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from operator import attrgetter
 from typing import TYPE_CHECKING, Annotated, Any
@@ -53,6 +53,31 @@ def _decoder(fields: tuple[tuple[str, str], ...]) -> msgspec.json.Decoder[Any]:
     return msgspec.json.Decoder(struct)
 
 
+Reader = Callable[[Sequence["Buffer"]], dict[str, npt.NDArray[Any]]]
+
+
+@lru_cache(maxsize=256)
+def columns_reader(
+    fields: tuple[tuple[str, str], ...], read: tuple[tuple[str, str], ...]
+) -> Reader:
+    """`decode_columns` of these `fields` and `read` as one function, its decoder and column
+    getters built once (a worker decodes every input partition of every consume: the fixed
+    cost of a call counts)."""
+    decode = _decoder(fields).decode
+    attribute = {name: f"f{i}" for i, (name, _) in enumerate(fields)}
+    getters = [
+        (name, attrgetter(attribute[name]), object if kind == "str" else _DTYPES[kind])
+        for name, kind in read
+    ]
+
+    def read_columns(records: Sequence[Buffer]) -> dict[str, npt.NDArray[Any]]:
+        decoded = list(map(decode, records))
+        count = len(decoded)
+        return {name: np.fromiter(map(get, decoded), dtype, count) for name, get, dtype in getters}
+
+    return read_columns
+
+
 def decode_columns(
     records: Sequence[Buffer],
     fields: tuple[tuple[str, str], ...],
@@ -60,11 +85,4 @@ def decode_columns(
 ) -> dict[str, npt.NDArray[Any]]:
     """Columns of the `read` fields of records that hold exactly `fields` (name, kind), all
     well formed; raises one of `Errors` otherwise."""
-    decoded = list(map(_decoder(fields).decode, records))
-    attribute = {name: f"f{i}" for i, (name, _) in enumerate(fields)}
-    columns: dict[str, npt.NDArray[Any]] = {}
-    for name, kind in read:
-        values = map(attrgetter(attribute[name]), decoded)
-        dtype = object if kind == "str" else _DTYPES[kind]
-        columns[name] = np.fromiter(values, dtype, len(decoded))
-    return columns
+    return columns_reader(fields, read)(records)

@@ -150,11 +150,15 @@ def decode_json(
     offset = np.asarray(offsets, dtype=np.int64)
     if not len(partition) == len(offset) == len(records):
         raise ValueError("decode_json: records, partitions and offsets differ in length")
+    was_enabled = gc.isenabled()  # `_collector_paused`, inline: this runs once a partition a poll
+    gc.disable()
     try:
-        with _collector_paused():
-            columns = _typed_or_parsed(records, schema)
+        columns = _typed_or_parsed(records, schema)
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, OverflowError):
         return _decode_checked(source, list(map(bytes, records)), partition, offset, schema)
+    finally:
+        if was_enabled:
+            gc.enable()
     batch = Batch(source, columns[schema.time_field], partition, offset, columns)
     return batch, []
 
@@ -162,9 +166,24 @@ def decode_json(
 def _typed_or_parsed(records: Sequence[Buffer], schema: Schema) -> dict[str, npt.NDArray[Any]]:
     """Columns by the typed path, else by parsing every record; raises if a record is malformed."""
     try:
-        return typed_json.decode_columns(records, schema.fields + schema.unread, schema.fields)
+        return _reader(schema)(records)
     except typed_json.Errors:
         return _columns(list(map(orjson.loads, map(bytes, records))), schema)
+
+
+_READERS: dict[int, tuple[Schema, typed_json.Reader]] = {}
+
+
+def _reader(schema: Schema) -> typed_json.Reader:
+    """The typed reader of `schema`, found by the schema's identity (hashing its fields would
+    cost more than the look-up saves; a worker keeps its schemas for good)."""
+    found = _READERS.get(id(schema))
+    if found is None or found[0] is not schema:
+        if len(_READERS) >= 256:
+            _READERS.clear()
+        reader = typed_json.columns_reader(schema.fields + schema.unread, schema.fields)
+        found = _READERS[id(schema)] = (schema, reader)
+    return found[1]
 
 
 def _columns(objects: list[Any], schema: Schema) -> dict[str, npt.NDArray[Any]]:

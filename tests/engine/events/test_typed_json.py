@@ -210,3 +210,18 @@ def test_nexmark_records_take_the_typed_path_for_projected_schemas() -> None:
         decoded, dead = decode_json(kind, records, batch.partition, batch.offset, projected)
         assert dead == [] and list(decoded.columns) == [n for n, _ in projected.fields]
         assert np.array_equal(decoded.ts, batch.ts)
+
+
+def test_each_schema_object_gets_its_own_reader() -> None:
+    """`decode_json` keeps a typed reader per schema object (`wire._reader`): schemas of one
+    source reading different fields, used in turns and more of them than the cache holds, each
+    read their own fields."""
+    batch = generate(3, 0, 200)["bid"]
+    records = encode_json(batch)
+    names = SCHEMAS["bid"].names
+    schemas = [SCHEMAS["bid"].project(names[: 1 + i % len(names)]) for i in range(300)]
+    for schema in [*schemas, *reversed(schemas)]:
+        decoded, dead = decode_json("bid", records, batch.partition, batch.offset, schema)
+        assert dead == [] and list(decoded.columns) == [n for n, _ in schema.fields]
+        for name in decoded.columns:
+            assert decoded.columns[name].tolist() == batch.columns[name].tolist()
