@@ -96,10 +96,15 @@ class Settings:
         }
 
 
+RECORD_WAIT_S = 180
+"""How long past `Phases.after_s` the run goes on for a rescale's verification to end."""
+
+
 @dataclass(frozen=True)
 class Phases:
     """Seconds of low load before the step up, of high load, and at most after the step down
-    (the run ends `settle_s` after the scale-down back to 1, or at the limit)."""
+    (the run ends `settle_s` after the scale-down back to 1, or at the limit and
+    `RECORD_WAIT_S` more at most while a rescale verifies)."""
 
     low_s: int = 40
     high_s: int = 150
@@ -319,7 +324,10 @@ def run(
                 outcome.samples.append(sample)
                 phase = _phase(sample.t, outcome)
                 show(phase, sample)
-                limit = sample.t >= outcome.step_down + phases.after_s
+                over = sample.t - outcome.step_down - phases.after_s
+                # past the limit, a rescale still verifying gets its verdict (the input goes on:
+                # the verification waits for windows that close after it began)
+                limit = over >= 0 and (monitor.all_recorded() or over >= RECORD_WAIT_S)
                 settled = _settled(outcome, phases, sample) and monitor.all_recorded()
                 if limit or (sample.t >= outcome.step_down and settled):
                     break
