@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -88,14 +87,7 @@ def measured(
             time.sleep(args.backlog_s)  # input waits from the start
         if limit is not None:
             limit.create()
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "streamshift_engine.runtime"],
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                preexec_fn=limit.enter if limit is not None else None,
-            )
+        process = workers.start(env, log, limit.enter if limit is not None else None)
         workers.wait_ready(env, process, timeout=90, log=log)
         result = phase(env, args.warm_s, args.measure_s)
         return {"input": producing.records / (time.monotonic() - producing.started), **result}

@@ -12,6 +12,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,11 +123,16 @@ def worker_env(
     return env
 
 
-def start(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    """Start a worker process; its output goes to `log`."""
+def start(
+    env: dict[str, str], log: Path, enter: Callable[[], None] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start a worker process; its output goes to `log`. `enter` runs in the child before the
+    worker (a `cgroups.CpuLimit`'s: limited from its first instruction)."""
     with log.open("wb") as out:
         command = [sys.executable, "-m", "streamshift_engine.runtime"]
-        return subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            command, env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=enter
+        )
 
 
 def control(

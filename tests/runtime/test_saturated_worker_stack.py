@@ -13,7 +13,6 @@ root and the cpu controller).
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -22,6 +21,7 @@ from pathlib import Path
 import pytest
 from streamshift_dev.cgroups import ROOT, CpuLimit
 from streamshift_dev.elastic_load import Producing, config
+from streamshift_dev.workers import start
 
 from .harness import LOGS, Services, WorkerProcesses, control, create_topics, wait_ready, worker_env
 
@@ -46,14 +46,7 @@ def start_limited(
     env: dict[str, str], limit: CpuLimit, workers: WorkerProcesses, log: Path
 ) -> subprocess.Popen[bytes]:
     """A worker process inside `limit`'s cgroups from its first instruction."""
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamshift_engine.runtime"],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            preexec_fn=limit.enter,
-        )
+    process = start(env, log, limit.enter)
     workers.started.append(process)  # killed by PID at the end
     LOGS[process.pid] = log
     return process
