@@ -57,6 +57,7 @@ class SparkLoad(elastic_load.Writing):
         self.bootstrap, self.kube_namespace = bootstrap, kube_namespace
         self.topics = {kind: f"{prefix}-{kind}" for kind in ("person", "auction", "bid")}
         self.spark: Any = None
+        self.own_session = False  # created here, not the process's session already running
         self.template: Path | None = None  # the executor pod template (`spark-kube`)
         tasks = 1 if kube_namespace is None else EXECUTORS
         self.base = GenerateSpec(
@@ -64,7 +65,10 @@ class SparkLoad(elastic_load.Writing):
         )
 
     def start(self) -> None:
+        from pyspark.sql import SparkSession
+
         ensure_topics(self.bootstrap, self.topics.values(), self.generator.partitions)
+        self.own_session = SparkSession.getActiveSession() is None
         if self.kube_namespace is None:
             self.spark = spark_session("local[2]")
         else:
@@ -100,7 +104,7 @@ class SparkLoad(elastic_load.Writing):
         self.stopping.set()
         self.join(120)
         try:
-            if self.spark is not None:
+            if self.spark is not None and self.own_session:  # not a session others use
                 self.spark.stop()
         finally:
             if self.template is not None:
