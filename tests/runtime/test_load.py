@@ -158,33 +158,3 @@ def test_without_a_quota_busy_time_is_the_steps_wall_time() -> None:
     load.stepped(0.25, 100, cpu_s=0.2)
     load.sample({}, {})
     assert (load.report()["busy_ratio"], load.report()["true_rate"]) == (0.25, 400.0)
-
-
-def test_under_a_cpu_quota_idle_steps_are_no_busy_time() -> None:
-    """DS2's useful time is the time spent processing records: a step that read nothing and
-    polled nothing fed (an empty consume, then a poll of an empty engine) is not part of it, and
-    its CPU is left to the records, as a saturated loop has no idle steps."""
-    clock, cpu = Clock(), CpuClock()
-    load = Load(Metrics(), window_s=10.0, clock=clock, quota_cores=0.1, cpu_clock=cpu)
-    load.sample({}, {})
-    for _ in range(5):
-        clock.now += 1.0
-        load.stepped(0.02, 400, cpu_s=0.02)
-        for _ in range(4):
-            load.stepped(0.005, 0, cpu_s=0.005)  # idle
-        cpu.seconds += 0.06  # the steps' 40 ms and 20 ms besides them
-        load.sample({}, {})
-    # the quota leaves the loop 80 ms a second, the working steps took 20 ms
-    assert (load.report()["busy_ratio"], load.report()["true_rate"]) == (0.25, 1600.0)
-
-
-def test_without_a_quota_idle_steps_are_no_busy_time_and_a_poll_of_held_records_is() -> None:
-    clock = Clock()
-    load = Load(Metrics(), window_s=10.0, clock=clock)
-    load.sample({}, {})
-    clock.now += 1.0
-    load.stepped(0.25, 100)  # read 100 records, its poll left for later (the mini-batch hold)
-    load.stepped(0.25, 0, polled=100)  # polled them: work on records
-    load.stepped(0.5, 0)  # idle
-    load.sample({}, {})
-    assert (load.report()["busy_ratio"], load.report()["true_rate"]) == (0.5, 200.0)

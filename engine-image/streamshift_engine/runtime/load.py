@@ -1,24 +1,18 @@
 """An instance's load, as the autoscaler needs it (DS2): busy time, records processed, and each
 input partition's input rate and lag, over a sliding window.
 
-Busy time is DS2's useful time (Kalavri et al., OSDI 2018, section 3: the time an instance
-spends processing records, not waiting for input or output): of the steps that read records or
-polled records read before (`stepped`'s `records`, `polled`), the wall time less the time the
-consume waited for input, so decoding counts as work and waiting does not. An idle step (its
-consume returned nothing and it polled nothing fed since the last poll: a poll of an empty
-engine, the roles' hooks) is no work on records and no part of busy time. Under a CPU quota
-(`cpu_quota`: a pod's CPU limit) a step's wall time says little below saturation: a short step
-runs unthrottled, so records per wall-busy second come out at the rate of a whole core, not of
-the quota. There the busy fraction is the working steps' CPU time (the loop thread's) over the
-CPU the quota left the loop: the quota less everything else the process used meanwhile
-(commits, the Kafka clients' threads, the control API, the loop between steps), which it pays
-whatever the load; idle steps' CPU is left to the loop, as a saturated loop, which has none,
-uses it for records. Saturated, the working steps take all that is left (a busy fraction of 1);
-idle, none of it. In between a working step's fixed part (per partition read: decoding, feeding,
-the engine's poll, producing) weighs on the few records of a light load, so the true rate
-understates what the instance does once busy, the side the autoscaler expects of a light load
-(it keeps the rate measured at a representative load); counting the process's CPU over the
-quota would also count the fixed costs of the other threads as work.
+Busy time is a step's wall time less the time its consume waited for input, so decoding counts
+as work and waiting does not. Under a CPU quota (`cpu_quota`: a pod's CPU limit) a step's wall
+time says little below saturation: a short step runs unthrottled, so records per wall-busy
+second come out at the rate of a whole core, not of the quota. There the busy fraction is the
+steps' CPU time (the loop thread's, `stepped`) over the CPU the quota left them: the quota less
+everything else the process used meanwhile (commits, the Kafka clients' threads, the control
+API, the loop between steps), which it pays whatever the load. Saturated, the steps take all
+that is left (a busy fraction of 1); idle, none of it. In between a step's fixed part (the
+engine's poll, the roles' hooks, producing) weighs on the few records of a light load, so the
+true rate understates what the instance does once busy, the side the autoscaler expects of a
+light load (it keeps the rate measured at a representative load); counting the process's CPU
+over the quota would also count the fixed costs of the other threads as work.
 
 Records are Kafka records (for JSON input, events): the unit of the partitions' end offsets, so
 the input rate and the true processing rate (records per busy second) compare. A partition's
@@ -82,25 +76,18 @@ class Load:
         self.quota_cores = quota_cores
         self.cpu_clock = cpu_clock
         self.cpu_seconds = cpu_clock()
-        self.step_cpu_seconds = 0.0  # every step's CPU time since the last sample
-        self.work_cpu_seconds = 0.0  # the working steps' CPU time since the last sample
+        self.step_cpu_seconds = 0.0  # the steps' CPU time since the last sample
         self.busy_seconds = 0.0
         self.processed = 0
         self.lags: dict[Position, int] = {}
         self.samples: deque[_Sample] = deque()
 
-    def stepped(self, busy_s: float, records: int, cpu_s: float = 0.0, polled: int = 0) -> None:
-        """One step: `busy_s` seconds of wall time (less the wait for input), taking `cpu_s`
-        seconds of the loop thread's CPU time, that read `records` records and polled `polled`
-        records fed since the last poll (by this step or steps that left their poll for later).
-        A step that did neither is idle: no busy time."""
-        cpu_s = max(0.0, cpu_s)
-        working = records > 0 or polled > 0
-        self.step_cpu_seconds += cpu_s
-        if working:
-            self.work_cpu_seconds += cpu_s
-            if self.quota_cores is None:
-                self._busy(busy_s)
+    def stepped(self, busy_s: float, records: int, cpu_s: float = 0.0) -> None:
+        """One step: `busy_s` seconds of work (wall time, less the wait for input) on `records`
+        records, taking `cpu_s` seconds of the loop thread's CPU time."""
+        self.step_cpu_seconds += max(0.0, cpu_s)
+        if self.quota_cores is None:
+            self._busy(busy_s)
         self.processed += records
         self.metrics.processed.inc(records)
 
@@ -110,15 +97,15 @@ class Load:
         self.metrics.busy.inc(seconds)
 
     def _busy_by_cpu(self, now: float) -> None:
-        """Under a quota: of the time since the last sample, the fraction the working steps'
-        CPU time is of the CPU the quota left the loop (all of it once they took all of that)."""
+        """Under a quota: of the time since the last sample, the fraction the steps' CPU time
+        is of the CPU the quota left them (all of it once they took all of that)."""
         if self.quota_cores is None:
             return
-        cpu, steps, work = self.cpu_clock(), self.step_cpu_seconds, self.work_cpu_seconds
+        cpu, steps = self.cpu_clock(), self.step_cpu_seconds
         span = now - self.samples[-1].at if self.samples else 0.0
         left = self.quota_cores * span - max(0.0, cpu - self.cpu_seconds - steps)
-        self._busy(span if work >= left else span * work / left)
-        self.cpu_seconds, self.step_cpu_seconds, self.work_cpu_seconds = cpu, 0.0, 0.0
+        self._busy(span if steps >= left else span * steps / left)
+        self.cpu_seconds, self.step_cpu_seconds = cpu, 0.0
 
     def sample_source(self, source: KafkaSource, consumed: Mapping[Position, int]) -> int:
         """`sample` with the source's last known end offsets of the partitions read (`consumed`

@@ -223,12 +223,10 @@ class Worker:
         self.pending_records += fed
         self.pending_letters += dead
         self.pending = True
-        held = self._holds(records)
-        polled = 0 if held else self.pending_records
-        if not held:
+        if not self._holds(records):
             self._poll()
         busy = time.perf_counter() - begin - self.source.waited
-        self.load.stepped(busy, records, time.thread_time() - cpu, polled)
+        self.load.stepped(busy, records, time.thread_time() - cpu)
 
     def _holds(self, read: int) -> bool:
         """Whether this step, having read `read` records, leaves the poll for later: it read
@@ -245,9 +243,9 @@ class Worker:
         """Poll now if a step left its poll for later (its time counts as busy, `load`)."""
         if not self.pending:
             return
-        begin, cpu, polled = time.perf_counter(), time.thread_time(), self.pending_records
+        begin, cpu = time.perf_counter(), time.thread_time()
         self._poll()
-        self.load.stepped(time.perf_counter() - begin, 0, time.thread_time() - cpu, polled)
+        self.load.stepped(time.perf_counter() - begin, 0, time.thread_time() - cpu)
 
     def _poll(self) -> None:
         """Poll the instance and queue what it answers with the dead letters read since the
