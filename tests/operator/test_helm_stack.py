@@ -250,7 +250,11 @@ def test_a_served_namespace_deleted_while_the_operator_was_down_goes_when_it_is_
             lambda: not rbac.list_namespaced_role(team).items,
             60,
         )
-        assert cluster.get(SQ, team, "purge")["metadata"].get("deletionTimestamp")
+        wait_for(  # the namespace controller deletes the kinds in no set order
+            "purge marked for deletion",
+            lambda: cluster.get(SQ, team, "purge")["metadata"].get("deletionTimestamp"),
+            60,
+        )
         cluster.apps.patch_namespaced_deployment_scale(name, namespace, {"spec": {"replicas": 1}})
         back = time.monotonic()
         wait_for(f"namespace {team} gone", lambda: namespace_gone(cluster, team), 90, 1)
