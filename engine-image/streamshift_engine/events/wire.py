@@ -26,7 +26,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -60,10 +60,20 @@ class Schema:
     fields: tuple[tuple[str, FieldKind], ...]
     time_field: str
     unread: tuple[tuple[str, FieldKind], ...] = ()
+    reader: typed_json.Reader = field(init=False, repr=False, compare=False)
+    """The typed path's reader of `fields` in records holding `fields` and `unread`, built
+    once: a worker decodes every input partition of every consume, so a call's fixed cost
+    counts."""
 
     def __post_init__(self) -> None:
         if dict(self.fields).get(self.time_field) != "int":
             raise ValueError(f"schema {self.source!r}: time field must be an int field")
+        reader = typed_json.columns_reader(self.fields + self.unread, self.fields)
+        object.__setattr__(self, "reader", reader)
+
+    def __reduce__(self) -> tuple[type[Schema], tuple[Any, ...]]:
+        """Pickled by its fields (Spark ships schemas to executors); the reader is built anew."""
+        return Schema, (self.source, self.fields, self.time_field, self.unread)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -73,7 +83,7 @@ class Schema:
         """The schema of just the named fields (and the time field), in schema order: decoding
         then reads and checks only what a query uses."""
         kept = tuple((n, k) for n, k in self.fields if n in names or n == self.time_field)
-        dropped = tuple(field for field in self.fields if field not in kept)
+        dropped = tuple(pair for pair in self.fields if pair not in kept)
         return Schema(self.source, kept, self.time_field, self.unread + dropped)
 
 
@@ -166,24 +176,9 @@ def decode_json(
 def _typed_or_parsed(records: Sequence[Buffer], schema: Schema) -> dict[str, npt.NDArray[Any]]:
     """Columns by the typed path, else by parsing every record; raises if a record is malformed."""
     try:
-        return _reader(schema)(records)
+        return schema.reader(records)
     except typed_json.Errors:
         return _columns(list(map(orjson.loads, map(bytes, records))), schema)
-
-
-_READERS: dict[int, tuple[Schema, typed_json.Reader]] = {}
-
-
-def _reader(schema: Schema) -> typed_json.Reader:
-    """The typed reader of `schema`, found by the schema's identity (hashing its fields would
-    cost more than the look-up saves; a worker keeps its schemas for good)."""
-    found = _READERS.get(id(schema))
-    if found is None or found[0] is not schema:
-        if len(_READERS) >= 256:
-            _READERS.clear()
-        reader = typed_json.columns_reader(schema.fields + schema.unread, schema.fields)
-        found = _READERS[id(schema)] = (schema, reader)
-    return found[1]
 
 
 def _columns(objects: list[Any], schema: Schema) -> dict[str, npt.NDArray[Any]]:

@@ -213,9 +213,8 @@ def test_nexmark_records_take_the_typed_path_for_projected_schemas() -> None:
 
 
 def test_each_schema_object_gets_its_own_reader() -> None:
-    """`decode_json` keeps a typed reader per schema object (`wire._reader`): schemas of one
-    source reading different fields, used in turns and more of them than the cache holds, each
-    read their own fields."""
+    """Each schema object carries its own typed reader (`Schema.reader`): schemas of one
+    source reading different fields, used in turns, each read their own fields."""
     batch = generate(3, 0, 200)["bid"]
     records = encode_json(batch)
     names = SCHEMAS["bid"].names
