@@ -398,26 +398,49 @@ def light(rate: float, per_poll: float, parallelism: int) -> Observation:
     )
 
 
-def test_below_saturation_the_highest_rate_measured_is_used_and_a_saturated_one_replaces_it() -> (
-    None
-):
+def test_below_saturation_the_saturated_rate_is_used_and_only_it_is_kept() -> None:
     # 50 records/s on 2 instances, each poll costing 100 us: busy 1%, 2,500 records per busy
     # second measured, against 1M when busy: 50/s would need 2 instances at 2.5% target
     obs, low_target = light(50.0, 1e-4, 2), replace(policy(0.025), scale_down_delay_seconds=0)
     blind = decide(obs, low_target, None)
     assert blind.true_rate is not None and blind.true_rate < 3000
-    assert (blind.action, blind.loaded_rate) == (Action.HOLD, blind.true_rate)
+    assert blind.decided_rate == blind.true_rate
+    assert (blind.action, blind.loaded_rate) == (Action.HOLD, None)  # a light rate is not kept
     remembered = decide(obs, low_target, None, loaded_rate=1e6)
     assert (remembered.action, remembered.parallelism) == (Action.SCALE_DOWN, 1)
-    assert remembered.loaded_rate == 1e6
+    assert remembered.decided_rate == remembered.loaded_rate == 1e6
+    # a light rate above the remembered one is decided with, but the remembered one is kept
+    faster = decide(obs, low_target, None, loaded_rate=1_000.0)
+    assert faster.decided_rate == faster.true_rate and faster.loaded_rate == 1_000.0
     # above the target but not saturated (6% busy): the higher, remembered rate still counts
     busy = light(120_000.0, 1e-6, 2)
-    assert decide(busy, low_target, None, loaded_rate=1e7).loaded_rate == 1e7
+    assert decide(busy, low_target, None, loaded_rate=1e7).decided_rate == 1e7
     # saturated (95% busy): the measured rate is used and remembered, even if lower
     saturated = light(1_900_000.0, 1e-6, 2)
     decision = decide(saturated, low_target, None, loaded_rate=1e7)
     assert decision.true_rate is not None and decision.true_rate < 1e6
-    assert decision.loaded_rate == decision.true_rate
+    assert decision.decided_rate == decision.loaded_rate == decision.true_rate
+
+
+def test_a_light_window_that_overstates_the_rate_does_not_hold_a_busy_query_back_later() -> None:
+    """A light window whose busy time read low (the CI run of 25 Nov remembered 262K records
+    per busy second against 82-105K measured, and held a query 24% busy against a 10% target
+    at one instance): it is decided with once, not remembered."""
+    target = replace(policy(0.1), stabilization_seconds=0)
+    overstated = decide(light(20_000.0, 0.0, 1), target, None)  # 1M per busy second, 2% busy
+    assert overstated.action is Action.HOLD and overstated.loaded_rate is None
+    # the step: 21.4K records/s at 89K records per busy second, 24% busy
+    step = Observation(
+        at=1000.0,
+        parallelism=1,
+        partitions=PARTITIONS,
+        input_rate=21_400.0,
+        lag_records=0,
+        lag_seconds=0.0,
+        instances=(InstanceLoad(0.24 * TICK, round(21_400 * TICK), TICK),),
+    )
+    decision = decide(step, target, None, overstated.loaded_rate)
+    assert (decision.action, decision.parallelism) == (Action.SCALE_UP, 3), decision.reason
 
 
 def test_a_step_up_is_sized_by_the_input_after_it_not_the_windows_average() -> None:

@@ -275,7 +275,9 @@ def test_a_scale_up_of_instances_behind_their_input_moves_state_unless_a_protoco
     q8 = spec("nexmark-q8")
     plan = check_plan(q8).plan
     assert q8.autoscaler is not None and plan is not None
-    behind = Decision(Action.SCALE_UP, 3, "the backlog grows", True, None, 1e3, 1e3, behind=True)
+    behind = Decision(
+        Action.SCALE_UP, 3, "the backlog grows", True, None, 1e3, 1e3, 1e3, behind=True
+    )
     keeping_up = replace(behind, behind=False)
     assert protocol_of(q8.autoscaler, keeping_up, plan) == ("auto", "")
     protocol, why = protocol_of(q8.autoscaler, behind, plan)

@@ -156,7 +156,7 @@ def test_the_overload_is_measured_after_the_interval_it_began_in() -> None:
     fixed = (low / 21_500 - load) / (1 - load)  # the idle share that reads 21.5K at 9.5K/s
     query = Query(capacity, fixed, POLICY)
     query.run(low, 30)
-    assert query.loaded is not None and query.loaded < 22_000
+    assert query.loaded is None  # the light load's understated rate is not remembered
     query.read(high)
     obs = query.window.observation(WINDOW_S, PARTITIONS, None)
     assert obs is not None and obs.overload is not None and obs.overload.seconds == 0

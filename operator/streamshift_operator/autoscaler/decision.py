@@ -35,8 +35,12 @@ Around that one-step estimate:
   against 225K at light load without a quota). So the rate measured while the instances were
   saturated (a growing backlog with the instances at least `OVERLOAD_BUSY` busy: their records
   per busy second over it; or every instance at least `SATURATED` busy) is used and remembered;
-  otherwise the higher of the measured and the remembered one. An instance that became slower
-  saturates and is measured again; one that became faster shows it in the measured rate.
+  otherwise the higher of the measured and the remembered one. Only a saturated rate is
+  remembered: a rate measured below saturation may also overstate capacity (a window whose
+  busy time reads low), and remembered it would hold a busy query at too few instances for
+  good. A light load with nothing remembered is decided on the rate it measures, which errs
+  towards more instances. An instance that became slower saturates and is measured again; one
+  that became faster shows it in the measured rate.
 """
 
 import math
@@ -88,8 +92,10 @@ class Decision:
     """The scale-down waiting out its delay, to hand to the next decision."""
     true_rate: float | None
     """Records per busy second of one instance, if any instance was busy."""
+    decided_rate: float | None
+    """The true rate decided with (`capacity_rate`)."""
     loaded_rate: float | None
-    """The true rate decided with (see `capacity_rate`), to hand to the next decision."""
+    """The rate last measured saturated (`saturated_rate`), to hand to the next decision."""
     behind: bool = False
     """A scale-up of instances behind their input: the backlog grows, or the lag is beyond the
     tolerance (the protocol then matters: `record.protocol_of`)."""
@@ -132,15 +138,14 @@ def capacity_rate(
     obs: Observation, measured: float | None, loaded: float | None
 ) -> tuple[float | None, float | None]:
     """The true rate to decide with, and the one to remember: the rate measured saturated
-    (`saturated_rate`); otherwise the higher of the measured one and the remembered one, as a
-    rate measured below saturation understates capacity."""
+    (`saturated_rate`), remembered; otherwise the higher of the measured one and the remembered
+    one (a rate measured below saturation understates capacity), the remembered one kept."""
     saturated = saturated_rate(obs)
     if saturated is not None:
         return saturated, saturated
-    if measured is None:
+    if measured is None:  # nothing processed: a stall or no input, not a capacity
         return None, loaded
-    best = measured if loaded is None else max(measured, loaded)
-    return best, best
+    return (measured if loaded is None else max(measured, loaded)), loaded
 
 
 def decide(
@@ -150,7 +155,7 @@ def decide(
     loaded_rate: float | None = None,
 ) -> Decision:
     """The decision for one observation, given the scale-down pending since earlier ones and
-    the true rate the last decision used."""
+    the rate last measured saturated (`Decision.loaded_rate`)."""
     measured = true_rate(obs.instances)
     rate, remembered = capacity_rate(obs, measured, loaded_rate)
     action, parallelism, reason, kept = _verdict(obs, policy, pending, rate)
@@ -160,7 +165,7 @@ def decide(
     behind = action is Action.SCALE_UP and (
         measured_overload(obs) is not None or obs.lag_seconds > policy.lag_tolerance_seconds
     )
-    return Decision(action, parallelism, reason, act, kept, measured, remembered, behind)
+    return Decision(action, parallelism, reason, act, kept, measured, rate, remembered, behind)
 
 
 _Verdict = tuple[Action, int, str, PendingScaleDown | None]

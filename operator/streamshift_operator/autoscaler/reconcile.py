@@ -168,7 +168,7 @@ async def autoscale(
         decision.action.value,
         decision.act,
         decision.parallelism,
-        (obs.input_rate, decision.loaded_rate, obs.lag_seconds),
+        (obs.input_rate, decision.decided_rate, obs.lag_seconds),
     )
     patch = status_patch(previous, decision, obs, created)
     await kube.patch_status(STREAM_QUERIES, namespace, name, {"autoscaler": patch})
