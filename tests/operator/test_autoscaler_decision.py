@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from streamshift_operator.autoscaler.decision import Action, Decision, decide, true_rate
 from streamshift_operator.autoscaler.inputs import (
+    Capacity,
     InstanceLoad,
     Observation,
     PendingScaleDown,
@@ -43,7 +44,7 @@ class Query:
     now: float = 0.0
     last_rescale_at: float | None = None
     pending: PendingScaleDown | None = None
-    loaded: float | None = None
+    loaded: Capacity | None = None
     rescales: list[tuple[float, int, int]] = field(default_factory=list)
     lag_seconds: list[float] = field(default_factory=list)
     decisions: list[tuple[Observation, Decision]] = field(default_factory=list)
@@ -75,7 +76,7 @@ class Query:
         )
         decision = decide(obs, self.policy, self.pending, self.loaded)
         self.decisions.append((obs, decision))
-        self.pending, self.loaded = decision.pending, decision.loaded_rate
+        self.pending, self.loaded = decision.pending, decision.loaded
         if decision.act:
             self.rescales.append((self.now, p, decision.parallelism))
             self.parallelism = decision.parallelism
@@ -398,37 +399,38 @@ def light(rate: float, per_poll: float, parallelism: int) -> Observation:
     )
 
 
-def test_below_saturation_the_saturated_rate_is_used_and_only_it_is_kept() -> None:
+def test_below_saturation_the_busiest_loads_rate_is_used_and_a_saturated_one_replaces_it() -> None:
     # 50 records/s on 2 instances, each poll costing 100 us: busy 1%, 2,500 records per busy
     # second measured, against 1M when busy: 50/s would need 2 instances at 2.5% target
     obs, low_target = light(50.0, 1e-4, 2), replace(policy(0.025), scale_down_delay_seconds=0)
     blind = decide(obs, low_target, None)
     assert blind.true_rate is not None and blind.true_rate < 3000
-    assert blind.decided_rate == blind.true_rate
-    assert (blind.action, blind.loaded_rate) == (Action.HOLD, None)  # a light rate is not kept
-    remembered = decide(obs, low_target, None, loaded_rate=1e6)
-    assert (remembered.action, remembered.parallelism) == (Action.SCALE_DOWN, 1)
-    assert remembered.decided_rate == remembered.loaded_rate == 1e6
-    # a light rate above the remembered one is decided with, but the remembered one is kept
-    faster = decide(obs, low_target, None, loaded_rate=1_000.0)
-    assert faster.decided_rate == faster.true_rate and faster.loaded_rate == 1_000.0
-    # above the target but not saturated (6% busy): the higher, remembered rate still counts
-    busy = light(120_000.0, 1e-6, 2)
-    assert decide(busy, low_target, None, loaded_rate=1e7).decided_rate == 1e7
+    assert blind.action is Action.HOLD
+    assert blind.loaded == Capacity(blind.true_rate, obs.instances[0].busy_ratio)
+    # remembered from a busier load: used, and kept, whether above or below what is measured
+    for rate in (1e6, 1_000.0):
+        remembered = decide(obs, low_target, None, Capacity(rate, 0.5))
+        assert remembered.decided_rate == rate and remembered.loaded == Capacity(rate, 0.5)
+    assert decide(obs, low_target, None, Capacity(1e6, 0.5)).parallelism == 1
+    # remembered from a lighter load: this window's rate replaces it
+    lighter = decide(obs, low_target, None, Capacity(1e6, 0.001))
+    assert lighter.decided_rate == lighter.true_rate and lighter.loaded is not None
+    assert lighter.loaded.rate == lighter.true_rate
     # saturated (95% busy): the measured rate is used and remembered, even if lower
     saturated = light(1_900_000.0, 1e-6, 2)
-    decision = decide(saturated, low_target, None, loaded_rate=1e7)
+    decision = decide(saturated, low_target, None, Capacity(1e7, 1.0))
     assert decision.true_rate is not None and decision.true_rate < 1e6
-    assert decision.decided_rate == decision.loaded_rate == decision.true_rate
+    assert decision.loaded == Capacity(decision.true_rate, 1.0)
+    assert decision.decided_rate == decision.true_rate
 
 
-def test_a_light_window_that_overstates_the_rate_does_not_hold_a_busy_query_back_later() -> None:
-    """A light window whose busy time read low (the CI run of 25 Nov remembered 262K records
-    per busy second against 82-105K measured, and held a query 24% busy against a 10% target
-    at one instance): it is decided with once, not remembered."""
+def test_a_light_window_that_overstates_the_rate_is_replaced_by_a_busier_one() -> None:
+    """A light window whose busy time read low (a CI run of 25 Nov remembered 262K records per
+    busy second against 82-105K measured, and held a query 24% busy against a 10% target at
+    one instance): the next busier window's rate replaces it."""
     target = replace(policy(0.1), stabilization_seconds=0)
     overstated = decide(light(20_000.0, 0.0, 1), target, None)  # 1M per busy second, 2% busy
-    assert overstated.action is Action.HOLD and overstated.loaded_rate is None
+    assert overstated.action is Action.HOLD and overstated.loaded is not None
     # the step: 21.4K records/s at 89K records per busy second, 24% busy
     step = Observation(
         at=1000.0,
@@ -439,7 +441,7 @@ def test_a_light_window_that_overstates_the_rate_does_not_hold_a_busy_query_back
         lag_seconds=0.0,
         instances=(InstanceLoad(0.24 * TICK, round(21_400 * TICK), TICK),),
     )
-    decision = decide(step, target, None, overstated.loaded_rate)
+    decision = decide(step, target, None, overstated.loaded)
     assert (decision.action, decision.parallelism) == (Action.SCALE_UP, 3), decision.reason
 
 

@@ -16,6 +16,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from streamshift_operator.autoscaler.decision import Action, Decision, decide
 from streamshift_operator.autoscaler.inputs import (
+    Capacity,
     InstanceLoad,
     Observation,
     Overload,
@@ -52,7 +53,7 @@ class Query:
     window: Window = field(default_factory=Window)
     last_rescale_at: float | None = None
     pending: PendingScaleDown | None = None
-    loaded: float | None = None
+    loaded: Capacity | None = None
     rescales: list[tuple[float, int, int, Observation, Decision]] = field(default_factory=list)
     lags: list[tuple[float, float]] = field(default_factory=list)
     """(time, lag in seconds of input) after each reading."""
@@ -88,7 +89,7 @@ class Query:
         if obs is None:
             return
         decision = decide(obs, self.policy, self.pending, self.loaded)
-        self.pending, self.loaded = decision.pending, decision.loaded_rate
+        self.pending, self.loaded = decision.pending, decision.loaded
         if decision.act:
             self.rescales.append((self.now, self.parallelism, decision.parallelism, obs, decision))
             self.parallelism, self.last_rescale_at = decision.parallelism, self.now
@@ -156,7 +157,7 @@ def test_the_overload_is_measured_after_the_interval_it_began_in() -> None:
     fixed = (low / 21_500 - load) / (1 - load)  # the idle share that reads 21.5K at 9.5K/s
     query = Query(capacity, fixed, POLICY)
     query.run(low, 30)
-    assert query.loaded is None  # the light load's understated rate is not remembered
+    assert query.loaded is not None and query.loaded.rate < 22_000
     query.read(high)
     obs = query.window.observation(WINDOW_S, PARTITIONS, None)
     assert obs is not None and obs.overload is not None and obs.overload.seconds == 0
@@ -169,7 +170,7 @@ def test_the_overload_is_measured_after_the_interval_it_began_in() -> None:
     assert obs.overload is not None
     assert obs.overload.input_rate == high and round(obs.overload.processed_rate) == capacity
     assert to == 3 and decision.action is Action.SCALE_UP
-    assert decision.loaded_rate is not None and round(decision.loaded_rate) == capacity
+    assert decision.loaded is not None and round(decision.loaded.rate) == capacity
 
 
 def test_a_backlog_that_just_began_to_grow_holds_and_keeps_a_pending_scale_down() -> None:
@@ -186,10 +187,12 @@ def test_a_backlog_that_just_began_to_grow_holds_and_keeps_a_pending_scale_down(
         instances=(InstanceLoad(0.5, 400, 10.0), InstanceLoad(0.5, 400, 10.0)),
         overload=Overload(0.0, 0.0, 0.0, 0.0),
     )
-    decision = decide(obs, POLICY, pending, loaded_rate=30_000.0)
+    decision = decide(obs, POLICY, pending, Capacity(30_000.0, 0.5))
     assert (decision.action, decision.parallelism, decision.pending) == (Action.HOLD, 2, pending)
     assert "measuring the load" in decision.reason
-    calm = decide(replace(obs, overload=None, at=125.0), POLICY, decision.pending, 30_000.0)
+    calm = decide(
+        replace(obs, overload=None, at=125.0), POLICY, decision.pending, Capacity(30_000.0, 0.5)
+    )
     assert (calm.action, calm.parallelism) == (Action.SCALE_DOWN, 1)
 
 
@@ -206,9 +209,9 @@ def test_instances_behind_but_not_always_busy_are_sized_by_their_records_per_bus
         instances=(InstanceLoad(8.0, 250_000, 10.0),),
         overload=Overload(6.0, 52_800.0, 27_000.0, 0.8),
     )
-    decision = decide(obs, POLICY, None, loaded_rate=21_500.0)
-    assert decision.loaded_rate == 27_000.0 / 0.8
+    decision = decide(obs, POLICY, None, Capacity(21_500.0, 0.5))
+    assert decision.loaded == Capacity(27_000.0 / 0.8, 1.0)
     assert (decision.action, decision.parallelism, decision.behind) == (Action.SCALE_UP, 3, True)
     # busier than the span (the busy time's 1 s steps): records per second
     busier = replace(obs, overload=Overload(6.0, 52_800.0, 27_000.0, 1.15))
-    assert decide(busier, POLICY, None).loaded_rate == 27_000.0
+    assert decide(busier, POLICY, None).loaded == Capacity(27_000.0, 1.0)

@@ -35,12 +35,12 @@ Around that one-step estimate:
   against 225K at light load without a quota). So the rate measured while the instances were
   saturated (a growing backlog with the instances at least `OVERLOAD_BUSY` busy: their records
   per busy second over it; or every instance at least `SATURATED` busy) is used and remembered;
-  otherwise the higher of the measured and the remembered one. Only a saturated rate is
-  remembered: a rate measured below saturation may also overstate capacity (a window whose
-  busy time reads low), and remembered it would hold a busy query at too few instances for
-  good. A light load with nothing remembered is decided on the rate it measures, which errs
-  towards more instances. An instance that became slower saturates and is measured again; one
-  that became faster shows it in the measured rate.
+  otherwise the rate measured at the busiest load seen, remembered with its busy fraction.
+  The lighter the load, the more a poll's fixed cost weighs and the less the rate says; and a
+  rate that overstates capacity comes from a window whose busy time read low (the workers count
+  it in about 1 s steps; a CI run's 5 s window once read 262K records per busy second against
+  82-105K), which a busier window replaces. An instance that became slower saturates and is
+  measured again.
 """
 
 import math
@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from streamshift_operator.autoscaler.inputs import (
+    Capacity,
     InstanceLoad,
     Observation,
     Overload,
@@ -94,8 +95,8 @@ class Decision:
     """Records per busy second of one instance, if any instance was busy."""
     decided_rate: float | None
     """The true rate decided with (`capacity_rate`)."""
-    loaded_rate: float | None
-    """The rate last measured saturated (`saturated_rate`), to hand to the next decision."""
+    loaded: Capacity | None
+    """The remembered rate (`capacity_rate`), to hand to the next decision."""
     behind: bool = False
     """A scale-up of instances behind their input: the backlog grows, or the lag is beyond the
     tolerance (the protocol then matters: `record.protocol_of`)."""
@@ -135,29 +136,33 @@ def saturated_rate(obs: Observation) -> float | None:
 
 
 def capacity_rate(
-    obs: Observation, measured: float | None, loaded: float | None
-) -> tuple[float | None, float | None]:
+    obs: Observation, measured: float | None, loaded: Capacity | None
+) -> tuple[float | None, Capacity | None]:
     """The true rate to decide with, and the one to remember: the rate measured saturated
-    (`saturated_rate`), remembered; otherwise the higher of the measured one and the remembered
-    one (a rate measured below saturation understates capacity), the remembered one kept."""
+    (`saturated_rate`); otherwise the rate measured at the busiest load seen, this window's if
+    its instances were at least as busy as the remembered one's (a rate measured below
+    saturation understates capacity the more the lighter the load)."""
     saturated = saturated_rate(obs)
     if saturated is not None:
-        return saturated, saturated
+        return saturated, Capacity(saturated, 1.0)
     if measured is None:  # nothing processed: a stall or no input, not a capacity
         return None, loaded
-    return (measured if loaded is None else max(measured, loaded)), loaded
+    busy = sum(i.busy_ratio for i in obs.instances) / len(obs.instances)
+    if loaded is None or busy >= loaded.busy_ratio:
+        return measured, Capacity(measured, busy)
+    return loaded.rate, loaded
 
 
 def decide(
     obs: Observation,
     policy: Policy,
     pending: PendingScaleDown | None,
-    loaded_rate: float | None = None,
+    loaded: Capacity | None = None,
 ) -> Decision:
     """The decision for one observation, given the scale-down pending since earlier ones and
-    the rate last measured saturated (`Decision.loaded_rate`)."""
+    the remembered rate (`Decision.loaded`)."""
     measured = true_rate(obs.instances)
-    rate, remembered = capacity_rate(obs, measured, loaded_rate)
+    rate, remembered = capacity_rate(obs, measured, loaded)
     action, parallelism, reason, kept = _verdict(obs, policy, pending, rate)
     act = action is not Action.HOLD and not policy.recommend_only
     if action is Action.SCALE_DOWN and act:

@@ -101,6 +101,18 @@ class Policy:
 
 
 @dataclass(frozen=True)
+class Capacity:
+    """The autoscaler's memory of one instance's true rate: the rate measured at the busiest
+    load seen (see `decision.capacity_rate`), and how busy the instances were then (1.0:
+    saturated)."""
+
+    rate: float
+    """Records one instance processes per busy second."""
+    busy_ratio: float
+    """The instances' mean busy fraction over the window it was measured in."""
+
+
+@dataclass(frozen=True)
 class PendingScaleDown:
     """A scale-down recommended without a break since `since`; `parallelism` is the highest
     parallelism recommended in that time (the one used when the delay is over). A lower

@@ -20,6 +20,7 @@ from streamshift_operator.autoscaler.decision import decide
 from streamshift_operator.autoscaler.inputs import Policy
 from streamshift_operator.autoscaler.offsets import end_offsets
 from streamshift_operator.autoscaler.record import (
+    loaded_of,
     migration_body,
     pending_of,
     status_patch,
@@ -147,7 +148,7 @@ async def autoscale(
         return
     plan = check_plan(spec).plan
     keyed = plan is None or plan.keyed  # an invalid plan is the query's condition to report
-    loaded = previous.loaded_true_rate if previous is not None else None
+    loaded = loaded_of(previous)
     decision = decide(obs, policy(settings, partitions, keyed), pending_of(previous), loaded)
     created = None
     if decision.act:

@@ -20,7 +20,7 @@ from streamshift_engine.migration import capability
 from streamshift_engine.plan.model import Plan
 
 from streamshift_operator.autoscaler.decision import Action, Decision
-from streamshift_operator.autoscaler.inputs import Observation, PendingScaleDown
+from streamshift_operator.autoscaler.inputs import Capacity, Observation, PendingScaleDown
 from streamshift_operator.models.common import API_VERSION
 from streamshift_operator.models.protocol import Protocol
 from streamshift_operator.models.streamquery import (
@@ -41,6 +41,14 @@ def pending_of(status: AutoscalerStatus | None) -> PendingScaleDown | None:
         return None
     pending = status.pending_scale_down
     return PendingScaleDown(pending.since.timestamp(), pending.parallelism)
+
+
+def loaded_of(status: AutoscalerStatus | None) -> Capacity | None:
+    """The remembered rate in status (one without its busy fraction, from an operator before
+    it was recorded, counts as the lightest: the next measurement replaces it)."""
+    if status is None or status.loaded_true_rate is None:
+        return None
+    return Capacity(status.loaded_true_rate, status.loaded_busy_ratio or 0.0)
 
 
 def migration_name(query: str, epoch: int, parallelism: int, taken: Collection[str] = ()) -> str:
@@ -85,7 +93,8 @@ def status_patch(
         last_decision_time=at,
         input_rate=round(obs.input_rate, 1),
         true_rate=None if decision.true_rate is None else round(decision.true_rate, 1),
-        loaded_true_rate=None if decision.loaded_rate is None else round(decision.loaded_rate, 1),
+        loaded_true_rate=None if decision.loaded is None else round(decision.loaded.rate, 1),
+        loaded_busy_ratio=None if decision.loaded is None else round(decision.loaded.busy_ratio, 4),
         lag_seconds=None if math.isinf(obs.lag_seconds) else round(obs.lag_seconds, 1),
         pending_scale_down=None
         if pending is None

@@ -360,10 +360,11 @@ class AutoscalerStatus(ApiModel):
     true_rate: float | None = None
     """Records one instance processes per second it is busy (DS2's true processing rate)."""
     loaded_true_rate: float | None = None
-    """The true rate last measured with the instances saturated (a growing backlog, or every
-    instance at least 90% busy), remembered: below saturation a decision uses the higher of it
-    and the rate it measures (a poll's fixed cost weighs on few records, so light load
-    understates the rate)."""
+    """The true rate the decisions use below saturation: the one measured at the busiest load
+    seen (a poll's fixed cost weighs on few records, so light load understates the rate), or
+    last measured saturated (a growing backlog, or every instance at least 90% busy)."""
+    loaded_busy_ratio: float | None = None
+    """The instances' mean busy fraction when `loadedTrueRate` was measured (1: saturated)."""
     lag_seconds: float | None = None
     """How far behind the log end the query reads, in seconds of input."""
     pending_scale_down: PendingScaleDown | None = None
