@@ -435,11 +435,18 @@ def _by_code(codes: Index, groups: int) -> Any:
     return np.argsort(keys, kind="stable")
 
 
+SORTED_SEARCH_FROM = 4096
+"""Needles from which `_sorted_search` sorts them first (fewer: the haystack stays in cache and
+the sort costs more than it saves)."""
+
+
 def _sorted_search(haystack: Index, needles: Index, codes: Index) -> Index:
     """`np.searchsorted(haystack, needles)`, the needles looked up in the order of their key
     `codes` (a radix sort): needles keyed by code then time come nearly sorted that way, and
     numpy's search of ascending needles starts where the last one ended, in cache, where
     needles in arrival order jump across the haystack."""
+    if len(needles) < SORTED_SEARCH_FROM:
+        return np.searchsorted(haystack, needles)
     order = _by_code(codes, int(codes.max(initial=0)) + 1)
     found = np.empty(len(needles), np.int64)
     found[order] = np.searchsorted(haystack, needles[order])
