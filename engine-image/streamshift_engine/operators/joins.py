@@ -228,7 +228,7 @@ class SymmetricJoin(Operator):
         sides, row, partner, rank, later = (
             np.concatenate([pairs[i] for pairs in found]) for i in range(5)
         )
-        order = np.lexsort((later, rank))
+        order = _pair_order(rank, later)
         return sides[order], row[order], partner[order], rank[order]
 
     def _partners(
@@ -433,6 +433,20 @@ def _by_code(codes: Index, groups: int) -> Any:
     """The rows in code order, stably (a radix sort when the codes fit 16 bits)."""
     keys = codes.astype(np.uint16) if groups <= 1 << 16 else codes
     return np.argsort(keys, kind="stable")
+
+
+def _pair_order(rank: Index, later: Index) -> Index:
+    """`np.lexsort((later, rank))` (`later` is never negative): one stable argsort of the two
+    keys combined in one integer when it fits. The pairs come as a few runs each sorted
+    already (per side and kind, by arriving row, then partner), which a stable sort merges in
+    about one pass, where `lexsort` sorts twice, key by key."""
+    if len(rank) == 0:
+        return np.empty(0, np.int64)
+    low = int(rank.min())
+    width = int(later.max()) + 1
+    if (int(rank.max()) - low + 1) * width >= 1 << 62:
+        return np.lexsort((later, rank))
+    return np.argsort((rank.astype(np.int64) - low) * width + later, kind="stable")
 
 
 SORTED_SEARCH_FROM = 4096

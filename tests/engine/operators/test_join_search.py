@@ -1,6 +1,7 @@
-"""`joins._sorted_search`, the range join's lookup of its arriving rows' time bounds, gives
-`np.searchsorted`'s answer whatever the needles' order, and a join gives the same results with
-its needles looked up sorted (as from `SORTED_SEARCH_FROM` needles) or as they come."""
+"""The join's vectorised helpers against the numpy calls they stand for: `_sorted_search`, the
+range join's lookup of its arriving rows' time bounds, gives `np.searchsorted`'s answer whatever
+the needles' order (and a join gives the same results with its needles looked up sorted, as
+from `SORTED_SEARCH_FROM` needles, or as they come); `_pair_order` is `np.lexsort`'s order."""
 
 from __future__ import annotations
 
@@ -44,3 +45,22 @@ def test_joins_give_the_same_results_with_their_lookups_sorted(
     with patch.object(joins, "SORTED_SEARCH_FROM", 0):
         assert run(PLANS[plan], mine, [10_000]) == as_they_come
         assert run(PLANS[plan], mine, [3]) == as_they_come
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(st.integers(-(2**40), 2**40), st.integers(0, 2**40)), max_size=60),
+    runs=st.integers(1, 4),
+    small=st.booleans(),
+)
+def test_pair_order_is_lexsorts_order(pairs: list[tuple[int, int]], runs: int, small: bool) -> None:
+    """Random pairs, or a few sorted runs of small values as the join makes them, ties
+    included; values too wide to combine take `lexsort` itself."""
+    if small:
+        pairs = [(rank % 7, later % 5) for rank, later in pairs]
+        size = -(-len(pairs) // runs) if pairs else 1
+        pairs = [p for at in range(0, len(pairs), size) for p in sorted(pairs[at : at + size])]
+    rank = np.array([r for r, _ in pairs], np.int64)
+    later = np.array([later for _, later in pairs], np.int64)
+    expected = np.lexsort((later, rank))
+    assert joins._pair_order(rank, later).tolist() == expected.tolist()
