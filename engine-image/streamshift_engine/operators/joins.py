@@ -400,19 +400,32 @@ SMALL_IDS = 128
 higher but which has no fixed cost of some 50 us)."""
 
 
+PARTITION_TEXTS = 4096
+"""Partitions up to which `_place_pair_ids` takes each pair's `source@partition:` text from a
+table of them (more: it formats every partition number)."""
+
+
 def _place_pair_ids(first: Places, second: Places) -> Any:
     """`source@partition:offset*source@partition:offset` per pair of input places, as an object
-    array of `str`."""
+    array of `str`. The texts up to each offset come from a table per partition number (input
+    places have few partitions), so Arrow formats only the offsets and joins four parts."""
     (one, p1, o1), (two, p2, o2) = first, second
     if len(p1) < SMALL_IDS:
         ids = np.empty(len(p1), dtype=object)
         rows = zip(p1.tolist(), o1.tolist(), p2.tolist(), o2.tolist(), strict=True)
         ids[:] = [f"{one}@{a}:{b}*{two}@{c}:{d}" for a, b, c, d in rows]
         return ids
-    texts = [pc.cast(pa.array(column), pa.string()) for column in (p1, o1, p2, o2)]
-    joined = pc.binary_join_element_wise(
-        f"{one}@", texts[0], ":", texts[1], f"*{two}@", texts[2], ":", texts[3], ""
-    )
+    top = int(max(p1.max(initial=0), p2.max(initial=0))) + 1
+    if top > PARTITION_TEXTS:
+        texts = [pc.cast(pa.array(column), pa.string()) for column in (p1, o1, p2, o2)]
+        joined = pc.binary_join_element_wise(
+            f"{one}@", texts[0], ":", texts[1], f"*{two}@", texts[2], ":", texts[3], ""
+        )
+        return joined.to_numpy(zero_copy_only=False)
+    heads = pa.array([f"{one}@{p}:" for p in range(top)]).take(pa.array(p1))
+    middles = pa.array([f"*{two}@{p}:" for p in range(top)]).take(pa.array(p2))
+    offsets = [pc.cast(pa.array(column), pa.string()) for column in (o1, o2)]
+    joined = pc.binary_join_element_wise(heads, offsets[0], middles, offsets[1], "")
     return joined.to_numpy(zero_copy_only=False)
 
 
