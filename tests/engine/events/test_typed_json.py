@@ -8,6 +8,7 @@ type, and on numbers and strings at the edges (int64 and double range, escapes, 
 from __future__ import annotations
 
 import json
+import pickle
 from typing import Any
 
 import numpy as np
@@ -275,3 +276,22 @@ def test_each_schema_object_gets_its_own_reader() -> None:
         assert dead == [] and list(decoded.columns) == [n for n, _ in schema.fields]
         for name in decoded.columns:
             assert decoded.columns[name].tolist() == batch.columns[name].tolist()
+
+
+def test_projected_schemas_keep_the_records_field_order() -> None:
+    """`project` keeps the order records hold their fields in (the typed reader's struct
+    declares them so), also projected again and pickled; it decodes the same columns."""
+    person = SCHEMAS["person"]
+    once = person.project(["state", "id"])
+    twice = once.project(["id"])
+    for schema in (once, twice, pickle.loads(pickle.dumps(twice))):
+        assert schema.record_order == person.names
+    batch = generate(5, 0, 500)["person"]
+    records = encode_json(batch)
+    for schema in (once, twice):
+        unordered = Schema(schema.source, schema.fields, schema.time_field, schema.unread)
+        decoded, _ = decode_json("person", records, batch.partition, batch.offset, schema)
+        plain, _ = decode_json("person", records, batch.partition, batch.offset, unordered)
+        assert unordered == schema
+        for name, column in decoded.columns.items():
+            assert column.tolist() == plain.columns[name].tolist() == batch.columns[name].tolist()
