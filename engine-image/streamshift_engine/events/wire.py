@@ -60,6 +60,11 @@ class Schema:
     fields: tuple[tuple[str, FieldKind], ...]
     time_field: str
     unread: tuple[tuple[str, FieldKind], ...] = ()
+    record_order: tuple[str, ...] = field(default=(), compare=False)
+    """The names of `fields` and `unread` in the order records hold them, when known (`project`
+    keeps the order of the schema it projects); empty: `fields`, then `unread`. The typed
+    reader declares its struct's fields in this order: msgspec matches a record's keys fastest
+    when they come in the declared order."""
     reader: typed_json.Reader = field(init=False, repr=False, compare=False)
     """The typed path's reader of `fields` in records holding `fields` and `unread`, built
     once: a worker decodes every input partition of every consume, so a call's fixed cost
@@ -68,12 +73,16 @@ class Schema:
     def __post_init__(self) -> None:
         if dict(self.fields).get(self.time_field) != "int":
             raise ValueError(f"schema {self.source!r}: time field must be an int field")
-        reader = typed_json.columns_reader(self.fields + self.unread, self.fields)
-        object.__setattr__(self, "reader", reader)
+        every = self.fields + self.unread
+        if self.record_order:
+            place = {name: index for index, name in enumerate(self.record_order)}
+            every = tuple(sorted(every, key=lambda pair: place.get(pair[0], len(place))))
+        object.__setattr__(self, "reader", typed_json.columns_reader(every, self.fields))
 
     def __reduce__(self) -> tuple[type[Schema], tuple[Any, ...]]:
         """Pickled by its fields (Spark ships schemas to executors); the reader is built anew."""
-        return Schema, (self.source, self.fields, self.time_field, self.unread)
+        fields = (self.source, self.fields, self.time_field, self.unread, self.record_order)
+        return Schema, fields
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -84,7 +93,8 @@ class Schema:
         then reads and checks only what a query uses."""
         kept = tuple((n, k) for n, k in self.fields if n in names or n == self.time_field)
         dropped = tuple(pair for pair in self.fields if pair not in kept)
-        return Schema(self.source, kept, self.time_field, self.unread + dropped)
+        order = self.record_order or tuple(n for n, _ in self.fields + self.unread)
+        return Schema(self.source, kept, self.time_field, self.unread + dropped, order)
 
 
 @dataclass(frozen=True, slots=True)

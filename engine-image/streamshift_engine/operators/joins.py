@@ -228,7 +228,7 @@ class SymmetricJoin(Operator):
         sides, row, partner, rank, later = (
             np.concatenate([pairs[i] for pairs in found]) for i in range(5)
         )
-        order = np.lexsort((later, rank))
+        order = _pair_order(rank, later)
         return sides[order], row[order], partner[order], rank[order]
 
     def _partners(
@@ -400,19 +400,32 @@ SMALL_IDS = 128
 higher but which has no fixed cost of some 50 us)."""
 
 
+PARTITION_TEXTS = 4096
+"""Partitions up to which `_place_pair_ids` takes each pair's `source@partition:` text from a
+table of them (more: it formats every partition number)."""
+
+
 def _place_pair_ids(first: Places, second: Places) -> Any:
     """`source@partition:offset*source@partition:offset` per pair of input places, as an object
-    array of `str`."""
+    array of `str`. The texts up to each offset come from a table per partition number (input
+    places have few partitions), so Arrow formats only the offsets and joins four parts."""
     (one, p1, o1), (two, p2, o2) = first, second
     if len(p1) < SMALL_IDS:
         ids = np.empty(len(p1), dtype=object)
         rows = zip(p1.tolist(), o1.tolist(), p2.tolist(), o2.tolist(), strict=True)
         ids[:] = [f"{one}@{a}:{b}*{two}@{c}:{d}" for a, b, c, d in rows]
         return ids
-    texts = [pc.cast(pa.array(column), pa.string()) for column in (p1, o1, p2, o2)]
-    joined = pc.binary_join_element_wise(
-        f"{one}@", texts[0], ":", texts[1], f"*{two}@", texts[2], ":", texts[3], ""
-    )
+    top = int(max(p1.max(initial=0), p2.max(initial=0))) + 1
+    if top > PARTITION_TEXTS:
+        texts = [pc.cast(pa.array(column), pa.string()) for column in (p1, o1, p2, o2)]
+        joined = pc.binary_join_element_wise(
+            f"{one}@", texts[0], ":", texts[1], f"*{two}@", texts[2], ":", texts[3], ""
+        )
+        return joined.to_numpy(zero_copy_only=False)
+    heads = pa.array([f"{one}@{p}:" for p in range(top)]).take(pa.array(p1))
+    middles = pa.array([f"*{two}@{p}:" for p in range(top)]).take(pa.array(p2))
+    offsets = [pc.cast(pa.array(column), pa.string()) for column in (o1, o2)]
+    joined = pc.binary_join_element_wise(heads, offsets[0], middles, offsets[1], "")
     return joined.to_numpy(zero_copy_only=False)
 
 
@@ -433,6 +446,38 @@ def _by_code(codes: Index, groups: int) -> Any:
     """The rows in code order, stably (a radix sort when the codes fit 16 bits)."""
     keys = codes.astype(np.uint16) if groups <= 1 << 16 else codes
     return np.argsort(keys, kind="stable")
+
+
+def _pair_order(rank: Index, later: Index) -> Index:
+    """`np.lexsort((later, rank))` (`later` is never negative): one stable argsort of the two
+    keys combined in one integer when it fits. The pairs come as a few runs each sorted
+    already (per side and kind, by arriving row, then partner), which a stable sort merges in
+    about one pass, where `lexsort` sorts twice, key by key."""
+    if len(rank) == 0:
+        return np.empty(0, np.int64)
+    low = int(rank.min())
+    width = int(later.max()) + 1
+    if (int(rank.max()) - low + 1) * width >= 1 << 62:
+        return np.lexsort((later, rank))
+    return np.argsort((rank.astype(np.int64) - low) * width + later, kind="stable")
+
+
+SORTED_SEARCH_FROM = 4096
+"""Needles from which `_sorted_search` sorts them first (fewer: the haystack stays in cache and
+the sort costs more than it saves)."""
+
+
+def _sorted_search(haystack: Index, needles: Index, codes: Index) -> Index:
+    """`np.searchsorted(haystack, needles)`, the needles looked up in the order of their key
+    `codes` (a radix sort): needles keyed by code then time come nearly sorted that way, and
+    numpy's search of ascending needles starts where the last one ended, in cache, where
+    needles in arrival order jump across the haystack."""
+    if len(needles) < SORTED_SEARCH_FROM:
+        return np.searchsorted(haystack, needles)
+    order = _by_code(codes, int(codes.max(initial=0)) + 1)
+    found = np.empty(len(needles), np.int64)
+    found[order] = np.searchsorted(haystack, needles[order])
+    return found
 
 
 def _rows(table: Columns | None) -> int:
@@ -505,7 +550,7 @@ class RangeJoin(SymmetricJoin):
                 len(values),
             )
         keyed_ts = codes * width + (ts - low)
-        found = np.searchsorted(keyed_ts, ahead.code * width + (bound - low))
+        found = _sorted_search(keyed_ts, ahead.code * width + (bound - low), ahead.code)
         return zero, held, np.clip(found - ahead.group_start, 0, before)
 
     def _kept(self, tables: list[Columns | None], counts: list[int], codes: list[Index]) -> Any:

@@ -8,6 +8,7 @@ type, and on numbers and strings at the edges (int64 and double range, escapes, 
 from __future__ import annotations
 
 import json
+import pickle
 from typing import Any
 
 import numpy as np
@@ -150,6 +151,57 @@ def test_number_texts_parse_as_the_reference_parses_them(
     _agrees(dumped.replace(f'"{field}":0'.encode(), f'"{field}":{text}'.encode()))
 
 
+STRING_PIECES = st.sampled_from(
+    [
+        *(b"a", b"e", b"E", b"1", b" ", b"\\", b'\\"', b"\\n", b"\\u00e9", b"\\ud83d\\ude00"),
+        *(b"\\ud800", b"\\udc00", b"\\x", b"\\u12", b"\t", b"\x00", b"\x1f", b"\x7f"),
+        *(b"\xc3\xa9", b"\xf0\x9f\x98\x80", b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xc0\xaf"),
+    ]
+)
+LAX_NUMBERS = st.one_of(
+    NUMBER_TEXT.map(str.encode),
+    st.sampled_from([b"1e999", b"-1E400", b"1e308", b"2e308", b"1.8e308", b"1e-400", b"01", b"1."]),
+    st.integers(300, 420).map(lambda digits: b"9" * digits),
+    st.integers(300, 420).map(lambda digits: b"0." + b"1" * digits),
+)
+RAW_VALUES = st.recursive(
+    LAX_NUMBERS
+    | st.sampled_from([b"true", b"null", b"tru", b"NaN"])
+    | st.lists(STRING_PIECES, max_size=6).map(lambda pieces: b'"' + b"".join(pieces) + b'"'),
+    lambda inner: (
+        st.lists(inner, max_size=3).map(lambda items: b"[" + b",".join(items) + b"]")
+        | st.lists(st.tuples(STRING_PIECES, inner), max_size=2).map(
+            lambda pairs: b"{" + b",".join(b'"' + k + b'":' + v for k, v in pairs) + b"}"
+        )
+    ),
+    max_leaves=4,
+)
+"""JSON value texts, well formed or not in the ways a parser skipping a value may overlook:
+invalid UTF-8, bad escapes, raw control characters, numbers beyond a double or off the
+grammar, all possibly nested."""
+PLAIN_VALUES = {
+    **VALUES,
+    "v": st.integers(-(10**6), 10**6).map(lambda eighths: eighths / 8),
+    "name": st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E)),
+}
+"""Rows whose read fields are plain ASCII without exponents, so that what a record's unread
+value holds decides alone."""
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    row=st.fixed_dictionaries(PLAIN_VALUES),
+    field=st.sampled_from([b'"note"', b'"x"', b'"\\u006eote"']),
+    value=RAW_VALUES,
+)
+def test_values_the_query_does_not_read_are_checked_as_the_reference_checks_them(
+    row: dict[str, Any], field: bytes, value: bytes
+) -> None:
+    """An unread field (`note`, also with an escaped name, or an unknown `x`) holding any
+    value, malformed ones included: accepted only where the reference accepts the record."""
+    _agrees(orjson.dumps(row)[:-1] + b"," + field + b":" + value + b"}")
+
+
 EDGES = [
     '{"k":9223372036854775807,"v":1.7976931348623157e308,"name":"","t":-9223372036854775808,"note":""}',
     '{"k":9223372036854775808,"v":1,"name":"","t":0,"note":""}',
@@ -224,3 +276,22 @@ def test_each_schema_object_gets_its_own_reader() -> None:
         assert dead == [] and list(decoded.columns) == [n for n, _ in schema.fields]
         for name in decoded.columns:
             assert decoded.columns[name].tolist() == batch.columns[name].tolist()
+
+
+def test_projected_schemas_keep_the_records_field_order() -> None:
+    """`project` keeps the order records hold their fields in (the typed reader's struct
+    declares them so), also projected again and pickled; it decodes the same columns."""
+    person = SCHEMAS["person"]
+    once = person.project(["state", "id"])
+    twice = once.project(["id"])
+    for schema in (once, twice, pickle.loads(pickle.dumps(twice))):
+        assert schema.record_order == person.names
+    batch = generate(5, 0, 500)["person"]
+    records = encode_json(batch)
+    for schema in (once, twice):
+        unordered = Schema(schema.source, schema.fields, schema.time_field, schema.unread)
+        decoded, _ = decode_json("person", records, batch.partition, batch.offset, schema)
+        plain, _ = decode_json("person", records, batch.partition, batch.offset, unordered)
+        assert unordered == schema
+        for name, column in decoded.columns.items():
+            assert column.tolist() == plain.columns[name].tolist() == batch.columns[name].tolist()

@@ -1,5 +1,6 @@
 """The ids of join results whose parts are input places: formatted by Python (few pairs) or by
-Arrow (many), both give `joins.combined` of the two parts' `source@partition:offset`."""
+Arrow (many; the partitions' texts from a table when they are few), all give `joins.combined`
+of the two parts' `source@partition:offset`."""
 
 from __future__ import annotations
 
@@ -14,7 +15,12 @@ PLACES = st.lists(
         st.integers(0, 2**31 - 1), st.integers(0, 2**62), st.integers(0, 7), st.integers(0, 2**62)
     ),
     max_size=40,
+) | st.lists(
+    st.tuples(st.integers(0, 9), st.integers(0, 2**62), st.integers(0, 7), st.integers(0, 2**62)),
+    max_size=40,
 )
+"""Partitions beyond `joins.PARTITION_TEXTS` (their texts formatted) or all below it (taken
+from a table)."""
 
 
 @settings(max_examples=80, deadline=None)
