@@ -3,11 +3,9 @@ over a sliding window, and the Prometheus gauges that follow them."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from prometheus_client import generate_latest
-from streamshift_engine.events.batch import Batch
-from streamshift_engine.runtime.load import Load, kafka_records
+from streamshift_engine.runtime.load import Load
 from streamshift_engine.runtime.metrics import Metrics
 
 
@@ -89,17 +87,6 @@ def test_a_first_sample_reports_totals_but_no_window() -> None:
     load.stepped(0.5, 10)
     report = load.report()
     assert (report["busy_seconds"], report["processed"], report["busy_ratio"]) == (0.5, 10, None)
-
-
-def batch(offsets: list[int]) -> Batch:
-    n = len(offsets)
-    return Batch("bid", np.zeros(n, np.int64), np.zeros(n, np.int32), np.array(offsets), {})
-
-
-def test_records_are_kafka_records_not_events() -> None:
-    batches = {("bid", 0): batch([0, 1, 2, 8, 9]), ("bid", 1): batch([16, 17])}
-    assert kafka_records(batches, 1) == 7
-    assert kafka_records(batches, 8) == 3  # records 0 and 1 on partition 0, record 2 on 1
 
 
 class CpuClock:

@@ -1,27 +1,41 @@
-"""The worker's mini-batch hold (`runtime.loop`, `runner.MINI_BATCH`): a worker that leaves its
-polls for later commits, at every commit, the same positions with the same output and dead
-letters, in the same order, as one that polls after every consume; an idle source, a command
-and a migration role not done each see the instance up to date. Kafka, the sink and S3 are
-stand-ins recording what the loop hands them; the engine is the real one."""
+"""The worker's mini-batch hold (`runtime.loop`, `runner.MINI_BATCH`): a worker that holds the
+records it reads undecoded and decodes, feeds and polls them later, in one decode and one feed
+per position, commits, at every commit, the same positions with the same output and dead
+letters, in the same order, as one that does so after every consume; an idle source, a commit,
+a command and a migration role not done each see the instance up to date. Kafka, the sink and S3
+are stand-ins recording what the loop hands them; the source's decoding and the engine are the
+real ones."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.results import ResultBatch
-from streamshift_engine.events.wire import DeadLetter
+from streamshift_engine.events.wire import DeadLetter, decode_json, encode_json
 from streamshift_engine.migration.port import InstancePort
 from streamshift_engine.migration.role import Role
 from streamshift_engine.plan import builtin
 from streamshift_engine.runner import Hold
-from streamshift_engine.runtime.loop import Command
+from streamshift_engine.runtime import source
+from streamshift_engine.runtime.loop import Command, Worker
 from streamshift_engine.spark.seed_streams import STREAMS, SeedStreamConfig, seed_streams
 
 from .harness import nexmark_input
-from .stand_ins import PARTITIONS, Fetch, Position, sink_of, worker
+from .stand_ins import (
+    MAX_RECORD_BYTES,
+    PARTITIONS,
+    Committed,
+    Consume,
+    Fetch,
+    Position,
+    sink_of,
+    worker,
+)
 
 GAP = 97  # every 97th Kafka offset holds a malformed record (a dead letter of the source)
 
@@ -130,3 +144,191 @@ def test_a_role_not_done_sees_every_poll_and_a_done_one_lets_the_worker_hold(
     assert made.pending and len(role.seen) == 10
     made.flush()
     assert not made.pending and len(role.seen) == 10  # a done origin is no longer called
+
+
+def consumes(plan_name: str, seed: int, count: int, most: int, odd: float) -> list[Consume]:
+    """Nexmark input of `plan_name`'s inputs as consumes would return it: JSON records at
+    Kafka offsets from 0 per position, about `odd` of them (and with `odd` the second to fourth
+    of each position) malformed, oversize or late (their event time a minute before their
+    slot), cut into consumes of up to `most` records per
+    position, each consume's positions in a random order (some consumes read none)."""
+    rng = np.random.default_rng(seed)
+    plan = builtin(plan_name)
+    generated = nexmark_input(count, PARTITIONS)
+    queues: dict[Position, tuple[np.ndarray, list[bytes]]] = {}
+    for spec in plan.inputs:
+        batch = generated[spec.name]
+        for partition in range(PARTITIONS):
+            mine = batch.take(batch.partition == partition)
+            ts = mine.ts.copy()
+            kind = rng.choice(4, size=len(ts), p=[1 - odd, odd / 3, odd / 3, odd / 3])
+            if odd:  # one of each kind at least
+                kind[1:4] = [1, 2, 3]
+            ts[kind == 3] -= 60_000  # late on its partition, but for the first records
+            columns = {**mine.columns, spec.time_field: ts}
+            values = encode_json(Batch(spec.name, ts, mine.partition, mine.offset, columns))
+            for i in np.flatnonzero(kind == 1).tolist():
+                values[i] = [b"{", b'{"wrong": 1}', b"[]"][(i - 1) % 3]
+            for i in np.flatnonzero(kind == 2).tolist():
+                values[i] = values[i][:-1] + b',"pad":"' + b"x" * MAX_RECORD_BYTES + b'"}'
+            queues[(spec.name, partition)] = (np.arange(len(values), dtype=np.int64), values)
+    result: list[Consume] = []
+    at = dict.fromkeys(queues, 0)
+    while any(at[p] < len(q[0]) for p, q in queues.items()):
+        consume: Consume = {}
+        for index in rng.permutation(len(queues)).tolist():
+            position = list(queues)[index]
+            offsets, values = queues[position]
+            low = at[position]
+            high = min(len(offsets), low + int(rng.integers(0, most + 1)))
+            if high > low:
+                consume[position] = (offsets[low:high], cast(Any, values[low:high]))
+                at[position] = high
+        result.append(consume)
+    return result
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    plan_name=st.sampled_from(["nexmark-q3", "nexmark-q5"]),
+    seed=st.integers(0, 2**32 - 1),
+    most=st.integers(1, 80),
+    odd=st.sampled_from([0.0, 0.01, 0.05]),
+    hold=st.integers(1, 2_000),
+    every=st.integers(2, 12),
+)
+def test_held_raw_records_give_what_decoding_every_consume_gives(
+    monkeypatch: pytest.MonkeyPatch,
+    plan_name: str,
+    seed: int,
+    most: int,
+    odd: float,
+    hold: int,
+    every: int,
+) -> None:
+    """On random input with malformed, oversize and late records, in consumes of random sizes
+    and position orders, with commits, commands and idle steps in between, a worker that holds
+    its consumes undecoded gives what one that decodes and feeds each consume and holds only
+    its polls gives: every commit's positions, watermark, output and dead letters (in order),
+    the commands' answers, and in the end the read-back index (`starts`), the positions
+    consumed, the counts and the records processed (`load`). A worker that polls every consume
+    commits the same, its dead letters in another order within a commit (each poll's letters
+    of records that do not decode come before those the engine judged late)."""
+    inputs = consumes(plan_name, seed, 3_000, most, odd)
+    rng = np.random.default_rng(seed)
+    holds = (None, Hold(hold, 1e9), Hold(hold, 1e9))
+    unheld, decoding, held = (worker(monkeypatch, plan_name, inputs, h) for h in holds)
+    decoding_every_consume(monkeypatch, decoding)
+    workers = [unheld, decoding, held]
+    answers: list[list[Any]] = [[], [], []]
+    for _ in range(len(inputs) + 1):  # the last step reads nothing
+        action = int(rng.integers(0, every))
+        for side, each in enumerate(workers):
+            each.step(timeout=0.0)
+            if action == 0:
+                each.commit()
+            elif action == 1:
+                command = Command(lambda w: (w.instance.watermark(), dict(w.counts)))
+                each.commands.put(command)
+                each._obey()
+                answers[side].append(command.future.result())
+    for each in workers:
+        each.commit()
+    assert sink_of(held).commits == sink_of(decoding).commits
+    assert answers[2] == answers[1] == answers[0]
+    for each in (decoding, unheld):
+        assert held.starts == each.starts and held.consumed == each.consumed
+        assert held.counts == each.counts and held.load.processed == each.load.processed
+    assert [in_any_order(c) for c in sink_of(held).commits] == [
+        in_any_order(c) for c in sink_of(unheld).commits
+    ]
+    if odd:  # dead letters of every kind are there to compare
+        reasons = {letter[3].split(":")[0] for letter in sink_of(held).letters_so_far}
+        assert {"late", "oversize", "bad json"} <= reasons
+
+
+def decoding_every_consume(monkeypatch: pytest.MonkeyPatch, made: Worker) -> None:
+    """Make `made` decode and feed each consume in the step that reads it, holding only its
+    polls."""
+    step = made.step
+
+    def decoding(timeout: float) -> None:
+        step(timeout)
+        made._decode_held()
+
+    monkeypatch.setattr(made, "step", decoding)
+
+
+def in_any_order(commit: Committed) -> Committed:
+    """`commit` with its dead letters sorted."""
+    return Committed(commit.positions, commit.watermark, commit.results, sorted(commit.letters))
+
+
+def test_held_consumes_are_decoded_in_one_call_per_position_when_a_commit_comes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Steps that hold decode nothing and feed nothing, but count the records they read
+    (`load`) and report them read for the lag (`read_to`); the commit decodes each position's
+    records of all of them in one `decode_json` call, feeds them in one `Instance.feed`, and
+    commits the positions after the last record read, with the read-back index's entry per
+    consume."""
+    inputs = consumes("nexmark-q3", 5, 2_000, 40, 0.02)[:12]
+    calls: list[tuple[str, int]] = []
+
+    def counted(name: str, records: Any, *rest: Any) -> Any:
+        calls.append((name, len(records)))
+        return decode_json(name, records, *rest)
+
+    monkeypatch.setattr(source, "decode_json", counted)
+    made = worker(monkeypatch, "nexmark-q3", inputs, Hold(10**9, 1e9))
+    fed: list[tuple[str, int, int]] = []
+    feed = made.instance.feed
+
+    def counted_feed(name: str, partition: int, batch: Batch) -> None:
+        fed.append((name, partition, len(batch)))
+        feed(name, partition, batch)
+
+    monkeypatch.setattr(made.instance, "feed", counted_feed)
+    for _ in inputs:
+        made.step(timeout=0.0)
+    read = sum(len(offsets) for consume in inputs for offsets, _ in consume.values())
+    ends = {}
+    for consume in inputs:
+        ends.update({p: int(offsets[-1]) + 1 for p, (offsets, _) in consume.items()})
+    assert calls == [] and fed == [] and made.counts["events_in"] == 0
+    assert made.load.processed == read and made.pending
+    assert made.read_to() == ends and made.consumed != ends
+    made.commit()
+    kept = {
+        p: sum(len(v) <= MAX_RECORD_BYTES for c in inputs for v in c.get(p, (0, []))[1])
+        for p in ends
+    }
+    assert sorted(calls) == sorted((p[0], count) for p, count in kept.items())
+    assert sorted((n, p) for n, p, _ in fed) == sorted(ends)
+    assert sink_of(made).commits[-1].positions == ends and made.consumed == ends
+    per_consume = {p: sum(p in c for c in inputs) for p in ends}
+    assert {p: len(made.starts[p]) for p in ends} == per_consume
+    assert not made.pending and not made.held
+
+
+def test_a_command_and_an_idle_step_decode_what_is_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command runs on an instance fed with every record read, and a step that reads nothing
+    decodes, feeds and polls what earlier steps held."""
+    inputs = consumes("nexmark-q5", 6, 2_000, 40, 0.0)[:10]
+    made = worker(monkeypatch, "nexmark-q5", inputs, Hold(10**9, 1e9))
+    read = sum(len(offsets) for consume in inputs for offsets, _ in consume.values())
+    for _ in inputs[:5]:
+        made.step(timeout=0.0)
+    assert made.held and made.counts["events_in"] == 0
+    command = Command(lambda w: w.counts["events_in"])
+    made.commands.put(command)
+    made._obey()
+    first = sum(len(offsets) for consume in inputs[:5] for offsets, _ in consume.values())
+    assert command.future.result() == first and not made.held
+    for _ in inputs[5:]:
+        made.step(timeout=0.0)
+    assert made.held and made.counts["events_in"] == first
+    made.step(timeout=0.0)  # reads nothing
+    assert not made.held and not made.pending and made.counts["events_in"] == read

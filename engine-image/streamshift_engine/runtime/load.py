@@ -32,20 +32,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from streamshift_engine.events.batch import Batch
 from streamshift_engine.runtime.metrics import Metrics
 from streamshift_engine.runtime.source import KafkaSource, Position
 
 WINDOW_S = 30.0
-
-
-def kafka_records(batches: Mapping[Position, Batch], slots: int) -> int:
-    """The Kafka records the batches were decoded from (`slots` event offsets per record)."""
-    if slots == 1:
-        return sum(len(batch) for batch in batches.values())
-    return sum(len(np.unique(batch.offset // slots)) for batch in batches.values())
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,25 @@ loop goes on (`KafkaSink.start_commit`). Snapshots are taken right after a commi
 waited for, so they never cover input whose output is not committed, and uploaded by a
 background thread.
 
-A step that read records may leave the poll for later (`runner.MINI_BATCH`, Flink SQL's
-mini-batch): the pipeline then runs once per 32,768 records fed, or 100 ms, not once per
-consume, and its cost per run (decode aside, each operator's numpy calls, a join's release, the
-results' encoding) is paid per held batch. Nothing reads a held instance: `flush` polls first,
-and it is called in the one place each reader passes, before every command (control actions,
-the protocols' role actions, a snapshot, stop), every commit (so a commit's positions `G` come
-with the output of a poll after feeding `G`, as unheld), a step that read nothing (an idle
-source), and every step while a replay, a split output (`published`) or a migration role not
-done reads the output or the watermark as of each poll. Output is the same, up to 100 ms later.
+A step that read records may leave its work for later (`runner.MINI_BATCH`, Flink SQL's
+mini-batch): it holds the records read, undecoded (`Consumes`), until 32,768 records were read
+since the last poll or 100 ms passed; then each position's held records are decoded in one call,
+fed in one `Instance.feed` and the pipeline runs once, so the costs per call of the decode, the
+feed and the pipeline (each operator's numpy calls, a join's release, the results' encoding)
+are paid per held batch, not per consume and position (a worker's light load reads a few
+hundred records a consume). Held records are read, not consumed: `consumed` (what a commit
+covers, what a read-back or a replay's end looks at) moves when they are decoded and fed; the
+lag counts them read (`read_to`), and the load counts them in the step that read them, the
+decode's CPU in the step that does it (`load`). Nothing reads a held instance: `flush` decodes,
+feeds and polls first, and it is called in the one place each reader passes, before every
+command (control actions, the protocols' role actions, a snapshot, stop), every commit (so a
+commit's positions `G` come with the output of a poll after feeding `G`, as unheld), a step
+that read nothing (an idle source), and every step while a replay, a split output
+(`published`) or a migration role not done reads the input, the output or the watermark as of
+each consume (the roles see decoded batches, `Role.on_input`: a done target's, when the hold
+decodes). Output, dead letters (each poll's in the order decoding consume by consume gives
+them) and the read-back index (`starts`, an entry per consume) are the same, up to 100 ms
+later.
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from streamshift_engine.events.batch import Batch
@@ -44,7 +55,7 @@ from streamshift_engine.migration.role import Role
 from streamshift_engine.runner import MINI_BATCH, Hold, Instance
 from streamshift_engine.runtime import cpu_quota, recovery
 from streamshift_engine.runtime.config import WorkerConfig
-from streamshift_engine.runtime.load import Load, kafka_records
+from streamshift_engine.runtime.load import Load
 from streamshift_engine.runtime.manifest import Manifest
 from streamshift_engine.runtime.metrics import Metrics
 from streamshift_engine.runtime.outage import CommitStuck
@@ -52,7 +63,7 @@ from streamshift_engine.runtime.port import WorkerPort
 from streamshift_engine.runtime.published import Published
 from streamshift_engine.runtime.sink import KafkaSink
 from streamshift_engine.runtime.snapshots import SnapshotFailed, SnapshotStore
-from streamshift_engine.runtime.source import KafkaSource, Position
+from streamshift_engine.runtime.source import Consumes, KafkaSource, Position
 
 log = logging.getLogger("streamshift.worker")
 # per position, the fetched batches' starts with the largest event time read up to each
@@ -107,8 +118,9 @@ class Worker:
         self.port = WorkerPort(self)
         self.starts: dict[Position, list[tuple[int, int]]] = {}
         self.mini_batch = mini_batch
-        self.pending = False  # records fed, or dead letters read, since the last poll
-        self.pending_records = 0  # records fed since the last poll
+        self.held = Consumes()  # records read and not yet decoded (module docstring)
+        self.pending = False  # records read, or dead letters read, since the last poll
+        self.pending_records = 0  # records read since the last poll
         self.pending_letters: list[DeadLetter] = []
         self.polled_at = time.monotonic()
 
@@ -152,11 +164,12 @@ class Worker:
                 else:
                     self.commit_in_background()
             if now - last_lag >= 1.0:
-                self.lag = self.load.sample_source(self.source, self.consumed)
+                self.lag = self.load.sample_source(self.source, self.read_to())
                 self.metrics.lag.set(self.lag)
                 last_lag = now
         self.uploads.shutdown(wait=True)
         self.sink.close()
+        self.held = Consumes()  # read after the final commit: its records must not hold `close`
         self.source.close()
 
     def commit_due(self) -> float:
@@ -207,26 +220,58 @@ class Worker:
             self.deferred.pop(0)()
 
     def step(self, timeout: float) -> None:
-        """One batched consume, fed and polled unless held (module docstring); output queued
-        unless it is replayed output. Busy time is the step's less the consume's wait for
-        input, and its CPU time the loop thread's (the wait takes none) (`load`)."""
+        """One batched consume, decoded, fed and polled unless held (module docstring); output
+        queued unless it is replayed output. Busy time is the step's less the consume's wait
+        for input, and its CPU time the loop thread's (the wait takes none) (`load`): the
+        records read count in the step that read them, a held decode's CPU in the step that
+        decodes."""
         begin, cpu = time.perf_counter(), time.thread_time()
-        batches, dead = self.source.fetch(timeout)
-        records = kafka_records(batches, self.source.slots)
+        fetched = self.source.read(timeout)
+        records = sum(len(offsets) for offsets, _ in fetched.values())  # Kafka records
+        if not self.held.follows(fetched):  # a position read again from further back
+            self._decode_held()
+        self.held.add(fetched)
+        self.pending_records += records
+        self.pending = True
+        if not self._holds(records):
+            self._decode_held(stepping=True)
+            self._poll()
+        busy = time.perf_counter() - begin - self.source.waited
+        self.load.stepped(busy, records, time.thread_time() - cpu)
+
+    def read_to(self) -> dict[Position, int]:
+        """Per position, the event offset after the last record read: `consumed`, or past it
+        the held records' (for the lag: they are read, decoded within the hold's 100 ms)."""
+        read = dict(self.consumed)
+        for position, parts in self.held.parts.items():
+            if position in read:
+                offsets = parts[-1][1][0]
+                read[position] = max(read[position], (int(offsets[-1]) + 1) * self.source.slots)
+        return read
+
+    def _decode_held(self, stepping: bool = False) -> None:
+        """Decode the held records, one decode per position; the roles see the decoded batches
+        (`Role.on_input`; every step's, `stepping`, also when it read none), then each
+        position's are fed in one `Instance.feed`, and the dead letters read wait for the next
+        poll. Late and future records' dead letters come in the order consume-by-consume
+        feeding gives them (`Consumes.in_order`)."""
+        held, self.held = self.held, Consumes()
+        if not held and not stepping:
+            return
+        batches, dead = self.source.decode(held)
         for role in self.active_roles():
             batches = role.on_input(self.port, batches)
-        fed = sum(self._feed(position, batch) for position, batch in batches.items())
+        judged = len(self.instance.dead_letters)
+        for position, batch in batches.items():
+            self._feed(position, batch, held.firsts(position, self.source.slots))
+        if len(self.instance.dead_letters) > judged + 1:
+            letters = self.instance.dead_letters
+            letters[judged:] = held.in_order(letters[judged:], self.source.slots)
         dead = [d for d in dead if self._wanted((d.source, d.partition), d.offset)]
         for letter in dead:
             position = (letter.source, letter.partition)
             self.consumed[position] = max(self.consumed.get(position, 0), letter.offset + 1)
-        self.pending_records += fed
         self.pending_letters += dead
-        self.pending = True
-        if not self._holds(records):
-            self._poll()
-        busy = time.perf_counter() - begin - self.source.waited
-        self.load.stepped(busy, records, time.thread_time() - cpu)
 
     def _holds(self, read: int) -> bool:
         """Whether this step, having read `read` records, leaves the poll for later: it read
@@ -240,10 +285,11 @@ class Worker:
         return not hold.due(self.pending_records, time.monotonic() - self.polled_at)
 
     def flush(self) -> None:
-        """Poll now if a step left its poll for later (its time counts as busy, `load`)."""
+        """Decode, feed and poll now what steps held (its time counts as busy, `load`)."""
         if not self.pending:
             return
         begin, cpu = time.perf_counter(), time.thread_time()
+        self._decode_held()
         self._poll()
         self.load.stepped(time.perf_counter() - begin, 0, time.thread_time() - cpu)
 
@@ -274,27 +320,36 @@ class Worker:
         bound = min(self.limit.get(position, 1 << 62), self.markers.get(position, 1 << 62))
         return position in self.consumed and offset < bound
 
-    def _feed(self, position: Position, batch: Batch) -> int:
-        """Feed the records the worker wants of `batch`; answers how many."""
+    def _feed(self, position: Position, batch: Batch, firsts: npt.NDArray[np.int64]) -> None:
+        """Feed the records the worker wants of `batch`, of consumes whose first records of
+        `position` were at the event offsets `firsts`: `starts` gets an entry per consume
+        whose records were fed, as feeding consume by consume gives it."""
         if position not in self.consumed or not len(batch):
-            return 0
+            return
         bound = min(self.limit.get(position, 1 << 62), self.markers.get(position, 1 << 62))
         if int(batch.offset[-1]) >= bound:
             batch = batch.take(batch.offset < bound)
             self.source.pause([position])
         if not len(batch):
-            return 0
+            return
         self.instance.feed(position[0], position[1], batch)
         self.source.progress.fed(replaying=bool(self.limit))  # liveness: commits must follow
         starts = self.starts.setdefault(position, [])
-        reached = max(int(batch.ts.max()), starts[-1][0] if starts else int(batch.ts.max()))
-        starts.append((reached, int(batch.offset[0])))
+        if len(firsts) < 2:
+            reached = [int(batch.ts.max())]
+            offsets = [int(batch.offset[0])]
+        else:  # per consume: the first record fed and the largest event time up to its last
+            cuts = np.searchsorted(batch.offset, firsts)
+            cuts = np.unique(cuts[cuts < len(batch)])
+            reached = np.maximum.accumulate(np.maximum.reduceat(batch.ts, cuts)).tolist()
+            offsets = batch.offset[cuts].tolist()
+        before = starts[-1][0] if starts else reached[0]
+        starts += [(max(ts, before), offset) for ts, offset in zip(reached, offsets, strict=True)]
         if len(starts) > STARTS_KEPT:
             del starts[: len(starts) - STARTS_KEPT]
         self.consumed[position] = max(self.consumed[position], int(batch.offset[-1]) + 1)
         self.counts["events_in"] += len(batch)
         self.metrics.events_in.inc(len(batch))
-        return len(batch)
 
     def _emit(self, results: list[ResultBatch], dead: list[DeadLetter]) -> None:
         for role in self.active_roles():

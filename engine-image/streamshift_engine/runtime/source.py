@@ -11,9 +11,11 @@ Records are read by `_fastconsume` (C) from the confluent-kafka Consumer's own l
 values and packed partitions, offsets and topic indices, no Python object per record besides its
 value; everything else (assignment, seeks, pause and resume, commits, offset look-ups) goes
 through confluent-kafka on the same handle. Values are never copied out: msgspec decodes a JSON
-record, and Arrow a columnar one, where the consumer holds it (a `Payload`); a fetch returns
-only what was decoded (copies of the columns read), so no record outlives it (librdkafka's
-close waits for records still held). Copying a large columnar record out as bytes costs the
+record, and Arrow a columnar one, where the consumer holds it (a `Payload`); `read` returns the
+records undecoded, and the loop may hold several consumes' records (`Consumes`) for one
+`decode`, which returns only what was decoded (copies of the columns read), so no record
+outlives it (librdkafka's close waits for records still held: the loop drops what it holds
+before `close`). Copying a large columnar record out as bytes costs the
 loop more CPU (page faults of fresh memory and the copy) than the rest of its consume.
 
 Every fetch tells the loop's `Progress` (liveness) which partitions it returned records of and,
@@ -26,10 +28,11 @@ neither decoded nor fed: the bound is on records, a columnar record's events go 
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,6 +68,73 @@ class Committed:
     event_offset: int
     watermark: int | None
     split: bool = False  # its committer split the output with a hand-off's target (`published`)
+
+
+class Consumes:
+    """The records of consecutive consumes, not yet decoded: per (input, partition) each
+    consume's Kafka offsets and values, decoded together (`KafkaSource.decode`: the loop's
+    mini-batch hold, `runtime.loop`). Which consume read each record, and in what order each
+    consume returned its positions, is kept: dead letters come in the order that decoding
+    consume by consume gives them (`in_order`), and the loop's read-back index keeps an entry
+    per consume (`firsts`, `Worker.starts`)."""
+
+    def __init__(self) -> None:
+        self.parts: dict[Position, list[tuple[int, Records]]] = {}  # (consume index, records)
+        self.ranks: list[dict[Position, int]] = []  # per consume, its positions in their order
+        self.records = 0
+
+    def __bool__(self) -> bool:
+        return self.records > 0
+
+    def add(self, fetched: Mapping[Position, Records]) -> None:
+        """One consume's records (`KafkaSource.read`); one that read none leaves no trace."""
+        if not fetched:
+            return
+        index = len(self.ranks)
+        self.ranks.append({position: rank for rank, position in enumerate(fetched)})
+        for position, records in fetched.items():
+            self.parts.setdefault(position, []).append((index, records))
+            self.records += len(records[0])
+
+    def follows(self, fetched: Mapping[Position, Records]) -> bool:
+        """Whether every position of `fetched` reads on past the records held of it (and not
+        again from further back, as a consumer's offset reset would)."""
+        for position, (offsets, _) in fetched.items():
+            held = self.parts.get(position)
+            if held and offsets[0] <= held[-1][1][0][-1]:
+                return False
+        return True
+
+    def joined(self) -> Iterator[tuple[Position, Records]]:
+        """Per (input, partition), the records of all consumes, in offset order."""
+        for position, parts in self.parts.items():
+            if len(parts) == 1:
+                yield position, parts[0][1]
+            else:
+                offsets = np.concatenate([records[0] for _, records in parts])
+                yield position, (offsets, [v for _, records in parts for v in records[1]])
+
+    def firsts(self, position: Position, slots: int) -> npt.NDArray[np.int64]:
+        """The event offset of each consume's first record of `position`, in consume order."""
+        parts = self.parts.get(position, [])
+        return np.array([int(records[0][0]) for _, records in parts], np.int64) * slots
+
+    def in_order(self, letters: list[DeadLetter], slots: int) -> list[DeadLetter]:
+        """`letters` of records held here (each position's in offset order, as a decode or a
+        feed gives them) in the order consume by consume would give them: by the consume that
+        read the record, then by its position's rank in that consume (a stable sort: each
+        position's letters of one consume keep their order)."""
+        if len(self.ranks) < 2 or len(letters) < 2:
+            return letters
+        firsts = {p: self.firsts(p, slots).tolist() for p in self.parts}
+
+        def consume_of(letter: DeadLetter) -> tuple[int, int]:
+            position = (letter.source, letter.partition)
+            part = bisect.bisect_right(firsts[position], letter.offset) - 1
+            index = self.parts[position][part][0]
+            return index, self.ranks[index][position]
+
+        return sorted(letters, key=consume_of)
 
 
 def partition_fetch_bytes(config: WorkerConfig) -> int:
@@ -228,14 +298,27 @@ class KafkaSource:
         return ends
 
     def fetch(self, timeout: float) -> tuple[dict[Position, Batch], list[DeadLetter]]:
-        """One batched consume, decoded per (input, partition); malformed records as dead
-        letters (their offsets are event offsets)."""
-        batches: dict[Position, Batch] = {}
-        dead: list[DeadLetter] = []
+        """One batched consume, decoded (`read`, then `decode`)."""
+        consumes = Consumes()
+        consumes.add(self.read(timeout))
+        return self.decode(consumes)
+
+    def read(self, timeout: float) -> dict[Position, Records]:
+        """One batched consume, its records not decoded (`records`); tells `progress` which
+        partitions it returned records of."""
         fetched = self.records(timeout)
         reading = [p for p in self.assigned if p not in self.paused]
         self.progress.fetch_returned(fetched.keys(), reading, self._waiting)
-        for position, records in fetched.items():
+        return fetched
+
+    def decode(self, consumes: Consumes) -> tuple[dict[Position, Batch], list[DeadLetter]]:
+        """The records of `consumes` decoded, one decode per (input, partition) of all its
+        consumes; malformed and oversize records as dead letters (their offsets are event
+        offsets), in the order a decode per consume would give them (`Consumes.in_order`).
+        Records below the position's `floor` (read again after a seek) are dropped."""
+        batches: dict[Position, Batch] = {}
+        dead: list[DeadLetter] = []
+        for position, records in consumes.joined():
             records, oversize = self._bounded(position, records)
             batch, bad = self._decode(position, records)
             bad += oversize
@@ -244,7 +327,7 @@ class KafkaSource:
                 batch = batch.take(batch.offset >= floor)
             batches[position] = batch
             dead += [d for d in bad if d.offset >= floor]
-        return batches, dead
+        return batches, consumes.in_order(dead, self.slots)
 
     def _waiting(self, positions: list[Position]) -> set[Position]:
         """Those of `positions` with records past the consumer's position, by the high
