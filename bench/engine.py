@@ -10,9 +10,10 @@ encodes the results in the same format (JSON: one record per result, as one Arro
 the buffer a producer sends from; building a Python `bytes` per result, as the Kafka sink does
 for its client, is not counted). The queries whose joins interleave their inputs (q3, seed Q1,
 seed Q3) run again with the finer polls of `--slices` (5,000 records: a worker's poll), so a
-rate that falls with the slicing shows: once `held` as a worker runs them (the pipeline run
-once per `runner.MINI_BATCH`, 32,768 records or 100 ms, the polls between only decoded and
-fed; `runtime.loop`) and once `unheld` (the pipeline run every poll), on rows side by side.
+rate that falls with the slicing shows: once `held` as a worker runs them (the polls' records
+held undecoded until `runner.MINI_BATCH` is due, 32,768 records or 100 ms, then decoded and fed
+in one call per partition and the pipeline run; `runtime.loop`) and once `unheld` (every poll
+decoded, fed and run), on rows side by side.
 `--hold` holds the `--batch` rows too (their polls are larger than the hold: no change).
 Every case runs on ordered input and on disordered input, printed side by side: events shuffled
 as the reference generator's `outOfOrderGroupSize` does (`nexmark.arrival`, groups spanning
@@ -57,7 +58,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
@@ -81,6 +82,10 @@ from streamshift_engine.plan.parse import parse_plan
 from streamshift_engine.runner import Instance
 from streamshift_engine.runtime.projection import input_schemas, projected
 from streamshift_engine.spark.seed_streams import STREAMS, SeedStreamConfig, seed_streams
+
+if TYPE_CHECKING:  # not imported at run time: an `--against` engine may lack them
+    from streamshift_engine.events.wire import Schema
+    from streamshift_engine.runner import Hold
 
 SEED = 2024
 CONFIG = GeneratorConfig()
@@ -254,33 +259,59 @@ def run(
     query: str, encoded: list[Poll], fmt: str, order: str = "ordered", held: bool = False
 ) -> tuple[float, int, int]:
     """CPU seconds for decode + process + encode of all polls through an engine `Instance` (per
-    partition feed, watermark, merge order, late records to the dead letters; `held`: the
-    worker's mini-batch hold), and the number of results. The plan is compiled, and its
-    operators imported, before the clock starts."""
+    partition feed, watermark, merge order, late records to the dead letters), and the number
+    of results. `held`: as the worker's mini-batch hold (`worker_hold`), the polls' records are
+    held undecoded until the hold is due, then each partition's decoded in one call, fed in one
+    and the pipeline run; unheld, each poll is. The plan is compiled, and its operators
+    imported, before the clock starts."""
     plan = plan_of(query) if order == "ordered" else disordered(plan_of(query))
-    instance = Instance(projected(plan), range(CONFIG.partitions), **worker_options(held))
+    instance = Instance(projected(plan), range(CONFIG.partitions))
+    hold = worker_hold(held)
     schemas = input_schemas(plan)
     encode: Callable[[ResultBatch], Any] = (
         encode_results_records if fmt == "json" else encode_results_columnar
     )
     results = 0
     encoded = unpacked(encoded, fmt)
+    waiting: dict[tuple[str, int], list[tuple[Any, Any, Any]]] = {}
+    count = 0
     started = time.process_time()
+    polled_at = time.monotonic()
     for poll in encoded:
         for name, partition, payload, partitions, offsets in poll.parts:
-            if fmt == "json":
-                batch, _ = decode_json(name, payload, partitions, offsets, schemas[name])
-            else:
-                batch = decode_columnar(payload, schemas[name].names)
-            instance.feed(name, partition, batch)
+            waiting.setdefault((name, partition), []).append((payload, partitions, offsets))
+        count += poll.events
+        if hold is not None and not hold.due(count, time.monotonic() - polled_at):
+            continue
+        for (name, partition), parts in waiting.items():
+            instance.feed(name, partition, decoded(name, parts, fmt, schemas[name]))
+        waiting, count, polled_at = {}, 0, time.monotonic()
         for result in instance.poll():
             encode(result)
             results += len(result)
         instance.dead_letters = []  # taken, as a worker takes them after each poll
+    for (name, partition), parts in waiting.items():
+        instance.feed(name, partition, decoded(name, parts, fmt, schemas[name]))
     for result in instance.flush():
         encode(result)
         results += len(result)
     return time.process_time() - started, results, instance.counters["late"]
+
+
+def decoded(name: str, parts: list[tuple[Any, Any, Any]], fmt: str, schema: Schema) -> Batch:
+    """The records of one partition's polls decoded as a worker decodes them: JSON in one
+    `decode_json` call (values, partitions and offsets joined), columnar record by record."""
+    if fmt != "json":
+        batches = [decode_columnar(payload, schema.names) for payload, _, _ in parts]
+        return batches[0] if len(batches) == 1 else Batch.concat(batches)
+    if len(parts) == 1:
+        payload, partitions, offsets = parts[0]
+    else:
+        payload = [record for part in parts for record in part[0]]
+        partitions = np.concatenate([part[1] for part in parts])
+        offsets = np.concatenate([part[2] for part in parts])
+    batch, _ = decode_json(name, payload, partitions, offsets, schema)
+    return batch
 
 
 def disorder_supported() -> bool:
@@ -292,16 +323,16 @@ def disorder_supported() -> bool:
     return arrival is not None and hasattr(parse, "input_document")
 
 
-def worker_options(held: bool) -> dict[str, Any]:
-    """The `Instance` options: the worker's mini-batch hold when `held` (none for an engine
-    that has none: `--against`)."""
+def worker_hold(held: bool) -> Hold | None:
+    """The worker's mini-batch hold when `held` (none for an engine that has none:
+    `--against`)."""
     if not held:
-        return {}
+        return None
     try:
         from streamshift_engine.runner import MINI_BATCH
     except ImportError:
-        return {}
-    return {"hold": MINI_BATCH}
+        return None
+    return MINI_BATCH
 
 
 def by_partition(batch: Batch) -> Iterator[tuple[int, Batch]]:
