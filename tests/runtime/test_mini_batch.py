@@ -8,6 +8,7 @@ real ones."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any, cast
 
 import numpy as np
@@ -332,3 +333,22 @@ def test_a_command_and_an_idle_step_decode_what_is_held(monkeypatch: pytest.Monk
     assert made.held and made.counts["events_in"] == first
     made.step(timeout=0.0)  # reads nothing
     assert not made.held and not made.pending and made.counts["events_in"] == read
+
+
+def test_records_held_when_the_loop_ends_are_dropped_before_the_consumer_closes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A step after the last command (stop) may hold records: they are not committed, and the
+    loop drops them before `KafkaSource.close` (which would wait for the records still held)."""
+    inputs = consumes("nexmark-q5", 7, 1_000, 40, 0.0)[:3]
+    made = worker(monkeypatch, "nexmark-q5", inputs, Hold(10**9, 1e9))
+    settings = {"hold": True, "commit_interval_s": 1e9, "output_commit_interval_s": 1e9}
+    made.config = cast(Any, SimpleNamespace(**vars(made.config), **settings))
+    made.store = cast(Any, SimpleNamespace(ensure_bucket=lambda: None))
+    monkeypatch.setattr(made.sink, "close", lambda: None, raising=False)
+    held_at_close: list[int] = []
+    monkeypatch.setattr(made.source, "close", lambda: held_at_close.append(made.held.records))
+    made.commands.put(Command(lambda w: setattr(w, "stopping", True)))
+    made.run()
+    assert made.load.processed == sum(len(o) for o, _ in inputs[0].values())
+    assert made.counts["events_in"] == 0 and held_at_close == [0]
