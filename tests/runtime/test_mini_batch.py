@@ -22,7 +22,7 @@ from streamshift_engine.migration.port import InstancePort
 from streamshift_engine.migration.role import Role
 from streamshift_engine.plan import builtin
 from streamshift_engine.runner import Hold
-from streamshift_engine.runtime import source
+from streamshift_engine.runtime import loop, source
 from streamshift_engine.runtime.loop import Command, Worker
 from streamshift_engine.spark.seed_streams import STREAMS, SeedStreamConfig, seed_streams
 
@@ -352,3 +352,24 @@ def test_records_held_when_the_loop_ends_are_dropped_before_the_consumer_closes(
     made.run()
     assert made.load.processed == sum(len(o) for o, _ in inputs[0].values())
     assert made.counts["events_in"] == 0 and held_at_close == [0]
+
+
+def test_a_step_waits_for_input_until_the_hold_is_due_while_the_worker_may_hold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A light load's hold is read in one consume: with nothing held a step waits the hold's
+    whole time, with records held what is left of it; `STEP_S` without a hold, in a replay or
+    while a role is not done."""
+    inputs = consumes("nexmark-q5", 7, 2_000, 40, 0.0)[:3]
+    made = worker(monkeypatch, "nexmark-q5", inputs, Hold(10**9, 0.5))
+    assert made.step_wait() == 0.5
+    made.step(timeout=0.0)
+    assert made.held and 0.0 < made.step_wait() < 0.5
+    made.polled_at -= 1.0  # the hold is overdue
+    assert made.step_wait() == 0.0
+    made.limit = {("person", 0): 10}  # a replay reads the output as of each poll
+    assert made.step_wait() == loop.STEP_S
+    made.limit = {}
+    made.roles["m"] = Watching()
+    assert made.step_wait() == loop.STEP_S
+    assert worker(monkeypatch, "nexmark-q5", inputs, None).step_wait() == loop.STEP_S

@@ -149,7 +149,7 @@ class Worker:
         last_commit = last_snapshot = last_lag = time.monotonic()
         while not self.stopping:
             self._obey()
-            self.step(timeout=STEP_S)
+            self.step(timeout=self.step_wait())
             self._catch_up()
             now = time.monotonic()
             settled = self.sink.settle(wait=False)
@@ -275,14 +275,31 @@ class Worker:
 
     def _holds(self, read: int) -> bool:
         """Whether this step, having read `read` records, leaves the poll for later: it read
-        some, nothing reads the output or watermark as of each poll (a replay, a split output,
-        a migration role not done), and the hold is not due."""
+        some, the worker may hold (`_may_hold`), and the hold is not due."""
         hold = self.mini_batch
-        if hold is None or not read or self.limit or self.published is not None:
-            return False
-        if any(not role.done for role in self.roles.values()):
+        if hold is None or not read or not self._may_hold():
             return False
         return not hold.due(self.pending_records, time.monotonic() - self.polled_at)
+
+    def _may_hold(self) -> bool:
+        """Nothing reads the output or watermark as of each poll: no replay, no split output,
+        no migration role not done."""
+        if self.limit or self.published is not None:
+            return False
+        return all(role.done for role in self.roles.values())
+
+    def step_wait(self) -> float:
+        """How long the next step's consume waits for input (a `submit` ends it early): while
+        the worker may hold, until the hold is due (its whole time with nothing held), so a
+        light load's hold is read in one consume, not one per `STEP_S`, and each step's fixed
+        part (the consume, the lag's and liveness' checks) is paid once per held batch; else
+        `STEP_S`. The consume returns sooner once it has a batch's records."""
+        hold = self.mini_batch
+        if hold is None or not self._may_hold():
+            return STEP_S
+        if not self.held:
+            return hold.seconds
+        return max(0.0, hold.seconds - (time.monotonic() - self.polled_at))
 
     def flush(self) -> None:
         """Decode, feed and poll now what steps held (its time counts as busy, `load`)."""
