@@ -243,10 +243,9 @@ class Worker:
         """Per position, the event offset after the last record read: `consumed`, or past it
         the held records' (for the lag: they are read, decoded within the hold's 100 ms)."""
         read = dict(self.consumed)
-        for position, parts in self.held.parts.items():
+        for position, end in self.held.ends(self.source.slots).items():
             if position in read:
-                offsets = parts[-1][1][0]
-                read[position] = max(read[position], (int(offsets[-1]) + 1) * self.source.slots)
+                read[position] = max(read[position], end)
         return read
 
     def _decode_held(self, stepping: bool = False) -> None:

@@ -114,6 +114,10 @@ class Consumes:
                 offsets = np.concatenate([records[0] for _, records in parts])
                 yield position, (offsets, [v for _, records in parts for v in records[1]])
 
+    def ends(self, slots: int) -> dict[Position, int]:
+        """Per position held, the event offset after its last record held."""
+        return {p: (int(parts[-1][1][0][-1]) + 1) * slots for p, parts in self.parts.items()}
+
     def firsts(self, position: Position, slots: int) -> npt.NDArray[np.int64]:
         """The event offset of each consume's first record of `position`, in consume order."""
         parts = self.parts.get(position, [])

@@ -38,9 +38,8 @@ Around that one-step estimate:
   otherwise the rate measured at the busiest load seen, remembered with its busy fraction.
   The lighter the load, the more a poll's fixed cost weighs and the less the rate says; and a
   rate that overstates capacity comes from a window whose busy time read low (the workers count
-  it in about 1 s steps; a CI run's 5 s window once read 262K records per busy second against
-  82-105K), which a busier window replaces. An instance that became slower saturates and is
-  measured again.
+  it in about 1 s steps), which a busier window replaces (docs/autoscaler.md). An instance that
+  became slower saturates and is measured again.
 """
 
 import math
