@@ -10,9 +10,14 @@ of it before the worker starts, so input waits throughout), the growth of its `/
 at that load. Each phase has topics and a worker of its own (event time starts at 0 for each,
 as q8's windows need).
 
+`--step-s`: one more phase, a step from the first light rate to flat out, read every second
+for that many seconds: the records per busy second since the step, what the autoscaler sizes a
+step up with after measuring it for `MEASURE_OVERLOAD_S` (6 s), against the flat-out rate.
+
 `python -m bench.worker_true_rate --cpu-limit 100 --light 5000 10000`; the last line
 `true-rate light=R,... flat=R spread=S` (spread: the light rate farthest from the flat one, its
-distance as a fraction of the flat one).
+distance as a fraction of the flat one), after it with `--step-s` `step-rate 6s=R 12s=R ...
+flat=R`.
 """
 
 from __future__ import annotations
@@ -58,10 +63,30 @@ def phase(env: dict[str, str], warm_s: float, measure_s: float) -> dict[str, flo
     }
 
 
+def after_step(
+    env: dict[str, str], producing: Producing, warm_s: float, step_s: float
+) -> list[tuple[float, float]]:
+    """After `warm_s` at the light load, the input stepped to flat out: each second, the seconds
+    since the step and the records per busy second since it."""
+    time.sleep(warm_s)
+    first = totals(env)
+    producing.flat_out = True
+    since: list[tuple[float, float]] = []
+    while time.monotonic() - first["at"] < step_s:
+        time.sleep(1.0)
+        last = totals(env)
+        busy = last["busy_seconds"] - first["busy_seconds"]
+        processed = last["processed"] - first["processed"]
+        since.append((last["at"] - first["at"], processed / busy if busy > 0 else float("nan")))
+        print(f"  {since[-1][0]:5.1f}s after the step: {since[-1][1]:,.0f} per busy second")
+    return since
+
+
 def measured(
-    stack: workers.Services, args: argparse.Namespace, rate: int | None
-) -> dict[str, float]:
-    """One phase: `rate` records per second, or flat out (None)."""
+    stack: workers.Services, args: argparse.Namespace, rate: int | None, step: bool = False
+) -> dict[str, Any]:
+    """One phase: `rate` records per second, or flat out (None); `step`: from `rate` to flat
+    out (`after_step`)."""
     run_id = f"tr-{uuid.uuid4().hex[:8]}"
     names = [f"{run_id}-{n}" for n in ("person", "auction", "out", "out.dead")]
     workers.create_topics(stack, names, PARTITIONS)
@@ -80,7 +105,7 @@ def measured(
     process: subprocess.Popen[bytes] | None = None
     generator = config(PARTITIONS, events_for(rate or 1000))
     producing = Producing(stack.kafka, run_id, generator, flat_out=rate is None)
-    log = args.log_dir / f"worker-{rate or 'flat'}.log"
+    log = args.log_dir / f"worker-{rate or 'flat'}{'-step' if step else ''}.log"
     try:
         producing.start()
         if rate is None:
@@ -89,6 +114,8 @@ def measured(
             limit.create()
         process = workers.start(env, log, limit.enter if limit is not None else None)
         workers.wait_ready(env, process, timeout=90, log=log)
+        if step:
+            return {"since": after_step(env, producing, args.warm_s, args.step_s)}
         result = phase(env, args.warm_s, args.measure_s)
         return {"input": producing.records / (time.monotonic() - producing.started), **result}
     finally:
@@ -108,12 +135,14 @@ def main() -> None:
     parser.add_argument("--warm-s", type=float, default=10.0)
     parser.add_argument("--measure-s", type=float, default=30.0)
     parser.add_argument("--backlog-s", type=float, default=20.0, help="flat out, before the worker")
+    parser.add_argument("--step-s", type=float, default=0.0, help="a step phase this long")
     parser.add_argument("--log-dir", type=Path, default=Path("out/worker-true-rate"))
     args = parser.parse_args()
     args.log_dir.mkdir(parents=True, exist_ok=True)
     stack = workers.services()
     results = {f"light {rate}": measured(stack, args, rate) for rate in args.light}
     results["flat"] = measured(stack, args, None)
+    since = measured(stack, args, args.light[0], step=True)["since"] if args.step_s else []
     for name, r in results.items():
         print(
             f"{name:>12}: input {r['input']:.0f}/s processed {r['processed']:.0f}/s "
@@ -124,6 +153,11 @@ def main() -> None:
     spread = max(abs(rate - flat_rate) for rate in lights) / flat_rate
     light = ",".join(f"{rate:.0f}" for rate in lights)
     print(f"true-rate light={light} flat={flat_rate:.0f} spread={spread:.2f}")
+    if since:
+        marks = [m for m in (3, 6, 12, 24, 48) if m <= since[-1][0]]
+        at = [next(r for t, r in since if t >= m) for m in marks]
+        rates = " ".join(f"{m}s={r:.0f}" for m, r in zip(marks, at, strict=True))
+        print(f"step-rate {rates} flat={flat_rate:.0f}")
 
 
 if __name__ == "__main__":
