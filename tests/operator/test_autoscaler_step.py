@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from streamshift_operator.autoscaler.decision import Action, Decision, decide
+from streamshift_operator.autoscaler.decision import MEASURE_OVERLOAD_S, Action, Decision, decide
 from streamshift_operator.autoscaler.inputs import (
     Capacity,
     InstanceLoad,
@@ -138,7 +138,9 @@ def test_a_step_is_sized_once_to_the_fewest_that_keep_up_and_drain_and_back_afte
     at, _, to, obs, decision = query.rescales[0]
     assume(not near_whole((high + obs.lag_records / p.lag_tolerance_seconds) / capacity))
     assert to == min(PARTITIONS, fewest(high, capacity, obs.lag_records, p)), decision.reason
-    assert at - step_up <= 4 * READ_EVERY_S  # the interval it began in, then 6 s measured
+    # the interval it began in, then measured for MEASURE_OVERLOAD_S (or less, the lag beyond
+    # the tolerance)
+    assert at - step_up <= 2 * READ_EVERY_S + MEASURE_OVERLOAD_S
     assert all(lag < p.lag_tolerance_seconds for t, lag in query.lags if t >= step_up + 60)
     step_down = query.now
     query.run(low, 120)
@@ -151,7 +153,7 @@ def test_a_step_is_sized_once_to_the_fewest_that_keep_up_and_drain_and_back_afte
 def test_the_overload_is_measured_after_the_interval_it_began_in() -> None:
     """The benchmark's step: one 100m q8 worker at 31.6K records per busy second, reporting
     21.5K at 9.5K/s; the input steps to 49.2K/s. Seen 2 s later the backlog has just begun
-    to grow (hold, measuring); 6 s after that it scales to 3, not 2."""
+    to grow (hold, measuring); `MEASURE_OVERLOAD_S` after that it scales to 3, not 2."""
     capacity, low, high = 31_600.0, 9_470.0, 49_200.0
     load = low / capacity
     fixed = (low / 21_500 - load) / (1 - load)  # the idle share that reads 21.5K at 9.5K/s
@@ -161,8 +163,8 @@ def test_the_overload_is_measured_after_the_interval_it_began_in() -> None:
     query.read(high)
     obs = query.window.observation(WINDOW_S, PARTITIONS, None)
     assert obs is not None and obs.overload is not None and obs.overload.seconds == 0
-    query.read(high)
-    query.read(high)
+    for _ in range(round(MEASURE_OVERLOAD_S / READ_EVERY_S) - 1):
+        query.read(high)
     assert query.rescales == []
     query.read(high)
     assert len(query.rescales) == 1
@@ -207,11 +209,34 @@ def test_instances_behind_but_not_always_busy_are_sized_by_their_records_per_bus
         lag_records=150_000,
         lag_seconds=3.0,
         instances=(InstanceLoad(8.0, 250_000, 10.0),),
-        overload=Overload(6.0, 52_800.0, 27_000.0, 0.8),
+        overload=Overload(MEASURE_OVERLOAD_S, 52_800.0, 27_000.0, 0.8),
     )
     decision = decide(obs, POLICY, None, Capacity(21_500.0, 0.5))
     assert decision.loaded == Capacity(27_000.0 / 0.8, 1.0)
     assert (decision.action, decision.parallelism, decision.behind) == (Action.SCALE_UP, 3, True)
     # busier than the span (the busy time's 1 s steps): records per second
-    busier = replace(obs, overload=Overload(6.0, 52_800.0, 27_000.0, 1.15))
+    busier = replace(obs, overload=Overload(MEASURE_OVERLOAD_S, 52_800.0, 27_000.0, 1.15))
     assert decide(busier, POLICY, None).loaded == Capacity(27_000.0, 1.0)
+
+
+def test_a_lag_beyond_the_tolerance_is_sized_by_the_overload_measured_so_far() -> None:
+    """With the lag already beyond the tolerance there is no time to measure the overload for
+    `MEASURE_OVERLOAD_S`: the step is sized by what was measured since the backlog began to
+    grow (50K records/s arriving, 25K processed saturated), not by the window's average input,
+    which still holds the load before the step."""
+    obs = Observation(
+        at=40.0,
+        parallelism=1,
+        partitions=PARTITIONS,
+        input_rate=20_000.0,
+        lag_records=240_000,
+        lag_seconds=12.0,
+        instances=(InstanceLoad(10.0, 200_000, 10.0),),
+        overload=Overload(MEASURE_OVERLOAD_S / 2, 50_000.0, 25_000.0, 1.0),
+    )
+    decision = decide(obs, POLICY, None)
+    assert decision.loaded == Capacity(25_000.0, 1.0)
+    assert (decision.action, decision.parallelism, decision.behind) == (Action.SCALE_UP, 4, True)
+    assert "over the 5s it grew" in decision.reason
+    tolerated = replace(obs, lag_seconds=POLICY.lag_tolerance_seconds)
+    assert decide(tolerated, POLICY, None).action is Action.HOLD  # still measuring

@@ -16,8 +16,8 @@ Around that one-step estimate:
 - a step up is sized by the load since the backlog began to grow (`Observation.overload`), not
   the window's average, which still holds the load before the step (the benchmark's step from
   9.5K to 49.2K records/s was seen as 18.4K/s 3 s after it and scaled to 2, not 3). The decision
-  waits until that load was measured for `MEASURE_OVERLOAD_S` (the workers report their busy
-  time in about 1 s steps), unless the lag is beyond the tolerance. Without a growing backlog it
+  waits until that load was measured for `MEASURE_OVERLOAD_S` (an instance's rate settles some
+  seconds after a step), unless the lag is beyond the tolerance. Without a growing backlog it
   takes the input rate of the window's last quarter when that is higher;
 - hysteresis: scale down only if the load would fit the lower parallelism even with `headroom`
   to spare, and land on the one-step estimate, which is then inside the band: a steady load,
@@ -58,10 +58,15 @@ from streamshift_operator.autoscaler.inputs import (
 SATURATED = 0.9
 """An instance at least this busy over the window processes what it can: its true rate then
 is its capacity."""
-MEASURE_OVERLOAD_S = 6.0
-"""The least time a growing backlog's load is measured over before a scale-up is sized by it:
-the workers count busy time in about 1 s steps, so over 6 s an instance's busy time reads at
-most about 1/6 off."""
+MEASURE_OVERLOAD_S = 10.0
+"""The least time a growing backlog's load is measured over before a scale-up is sized by it.
+An instance's records per busy second after a step up beyond its capacity reach what it does
+with a deep backlog only some seconds later (q8 at 60m: 0.53 of it 3 s after the step, 0.69
+after 6 s, 0.90 after 12 s, `bench.worker_true_rate --step-s`): measured over less, a step is
+sized to more instances than keep up. Measured from the reading after the interval it began in,
+10 s end about 12 s after the step; longer, the backlog a scale-up also drains grows, and with
+it the instances asked for beyond those that keep up. The workers count busy time in about 1 s
+steps, so over 10 s an instance's busy time reads at most about 1/10 off."""
 OVERLOAD_BUSY = 0.7
 """With the backlog growing, instances at least this busy (as measured over at least
 `MEASURE_OVERLOAD_S`) process what they can when busy: their records per busy second are
@@ -111,21 +116,25 @@ def true_rate(instances: tuple[InstanceLoad, ...]) -> float | None:
     return processed / busy
 
 
-def measured_overload(obs: Observation) -> Overload | None:
-    """The growing backlog's load, once measured for long enough (see `MEASURE_OVERLOAD_S`)."""
+def measured_overload(obs: Observation, policy: Policy) -> Overload | None:
+    """The growing backlog's load, once measured for long enough (see `MEASURE_OVERLOAD_S`), or
+    as measured so far once the lag is beyond the tolerance (no time to wait: its rate errs on
+    the low side, so the scale-up on the high one)."""
     overload = obs.overload
-    if overload is None or overload.seconds < MEASURE_OVERLOAD_S:
+    if overload is None or overload.seconds <= 0:
+        return None
+    if overload.seconds < MEASURE_OVERLOAD_S and obs.lag_seconds <= policy.lag_tolerance_seconds:
         return None
     return overload
 
 
-def saturated_rate(obs: Observation) -> float | None:
+def saturated_rate(obs: Observation, policy: Policy) -> float | None:
     """Records one instance processes per busy second, if this observation saw the instances
     saturated: with a growing backlog and the instances at least `OVERLOAD_BUSY` busy, their
     records over their busy time then (at most the span: input waits, so a reading above it is
     the busy time's 1 s steps); or with every instance at least `SATURATED` busy over the
     window, their true rate."""
-    overload = measured_overload(obs)
+    overload = measured_overload(obs, policy)
     saturated = overload is not None and overload.busy_ratio >= OVERLOAD_BUSY
     if overload is not None and saturated and overload.processed_rate > 0:
         return overload.processed_rate / (obs.parallelism * min(1.0, overload.busy_ratio))
@@ -135,13 +144,13 @@ def saturated_rate(obs: Observation) -> float | None:
 
 
 def capacity_rate(
-    obs: Observation, measured: float | None, loaded: Capacity | None
+    obs: Observation, policy: Policy, measured: float | None, loaded: Capacity | None
 ) -> tuple[float | None, Capacity | None]:
     """The true rate to decide with, and the one to remember: the rate measured saturated
     (`saturated_rate`); otherwise the rate measured at the busiest load seen, this window's if
     its instances were at least as busy as the remembered one's (a rate measured below
     saturation understates capacity the more the lighter the load)."""
-    saturated = saturated_rate(obs)
+    saturated = saturated_rate(obs, policy)
     if saturated is not None:
         return saturated, Capacity(saturated, 1.0)
     if measured is None:  # nothing processed: a stall or no input, not a capacity
@@ -161,13 +170,13 @@ def decide(
     """The decision for one observation, given the scale-down pending since earlier ones and
     the remembered rate (`Decision.loaded`)."""
     measured = true_rate(obs.instances)
-    rate, remembered = capacity_rate(obs, measured, loaded)
+    rate, remembered = capacity_rate(obs, policy, measured, loaded)
     action, parallelism, reason, kept = _verdict(obs, policy, pending, rate)
     act = action is not Action.HOLD and not policy.recommend_only
     if action is Action.SCALE_DOWN and act:
         kept = None
     behind = action is Action.SCALE_UP and (
-        measured_overload(obs) is not None or obs.lag_seconds > policy.lag_tolerance_seconds
+        measured_overload(obs, policy) is not None or obs.lag_seconds > policy.lag_tolerance_seconds
     )
     return Decision(action, parallelism, reason, act, kept, measured, rate, remembered, behind)
 
@@ -201,7 +210,7 @@ def _verdict(
         return Action.HOLD, current, why, pending  # a blip at a light load keeps the delay
     capacity = rate * policy.target_utilization
     steady = math.ceil(obs.input_rate / capacity)
-    measured = measured_overload(obs)
+    measured = measured_overload(obs, policy)
     if measured is not None:  # since the backlog began to grow: the load after a step
         arriving, seen = measured.input_rate, f" over the {measured.seconds:.0f}s it grew"
     else:  # a step up counts at once
