@@ -7,12 +7,13 @@ millicores, as the node agent runs a pod; 0 for none) reads persons and auctions
 process (`elastic_load.Producing`): for each `--light` rate, then flat out (`--backlog-s` seconds
 of it before the worker starts, so input waits throughout), the growth of its `/v1/status`
 `load` totals (`busy_seconds`, `processed`) over `--measure-s` seconds after `--warm-s` seconds
-at that load. Each phase has topics and a worker of its own (event time starts at 0 for each,
-as q8's windows need).
+at that load, and the CPU its busiest threads used meanwhile (`/proc`: the loop's, the Kafka
+clients', the commits'). Each phase has topics and a worker of its own (event time starts at 0
+for each, as q8's windows need).
 
 `--step-s`: one more phase, a step from the first light rate to flat out, read every second
 for that many seconds: the records per busy second since the step, what the autoscaler sizes a
-step up with after measuring it for `MEASURE_OVERLOAD_S` (6 s), against the flat-out rate.
+step up with after measuring it for `MEASURE_OVERLOAD_S` (10 s), against the flat-out rate.
 
 `python -m bench.worker_true_rate --cpu-limit 100 --light 5000 10000`; the last line
 `true-rate light=R,... flat=R spread=S` (spread: the light rate farthest from the flat one, its
@@ -23,6 +24,7 @@ flat=R`.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import time
 import uuid
@@ -35,6 +37,7 @@ from streamshift_dev.elastic_load import Producing, config, events_for
 
 PARTITIONS = 4
 TOKEN = "bench-token"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def totals(env: dict[str, str]) -> dict[str, Any]:
@@ -45,14 +48,34 @@ def totals(env: dict[str, str]) -> dict[str, Any]:
     return {"at": time.monotonic(), **load}
 
 
-def phase(env: dict[str, str], warm_s: float, measure_s: float) -> dict[str, float]:
-    """Records per second and per busy second, and the busy fraction, over `measure_s` seconds
-    after `warm_s` at the load running."""
+def thread_cpu(pid: int) -> dict[int, tuple[str, float]]:
+    """CPU seconds (user and system) each thread of process `pid` used so far, with its name."""
+    used = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/task/{tid}/comm") as comm:
+                name = comm.read().strip()
+        except OSError:  # the thread ended
+            continue
+        used[int(tid)] = (name, (int(fields[11]) + int(fields[12])) / CLOCK_TICKS)
+    return used
+
+
+def phase(env: dict[str, str], pid: int, warm_s: float, measure_s: float) -> dict[str, Any]:
+    """Records per second and per busy second, the busy fraction, and the CPU milliseconds per
+    second of the worker's busiest threads, over `measure_s` seconds after `warm_s` at the load
+    running."""
     time.sleep(warm_s)
-    first = totals(env)
+    first, cpu_before = totals(env), thread_cpu(pid)
     time.sleep(measure_s)
-    last = totals(env)
+    last, cpu_after = totals(env), thread_cpu(pid)
     span = last["at"] - first["at"]
+    threads = sorted(
+        ((used - cpu_before.get(tid, (name, 0.0))[1]) * 1000 / span, name)
+        for tid, (name, used) in cpu_after.items()
+    )
     busy = last["busy_seconds"] - first["busy_seconds"]
     processed = last["processed"] - first["processed"]
     return {
@@ -60,6 +83,8 @@ def phase(env: dict[str, str], warm_s: float, measure_s: float) -> dict[str, flo
         "busy": busy / span,
         "true_rate": processed / busy if busy > 0 else float("nan"),
         "lag": float(sum(last["lag_records"].values())),
+        "cpu_ms": sum(ms for ms, _ in threads),
+        "threads": [f"{name} {ms:.1f}" for ms, name in reversed(threads[-4:])],
     }
 
 
@@ -116,7 +141,7 @@ def measured(
         workers.wait_ready(env, process, timeout=90, log=log)
         if step:
             return {"since": after_step(env, producing, args.warm_s, args.step_s)}
-        result = phase(env, args.warm_s, args.measure_s)
+        result = phase(env, process.pid, args.warm_s, args.measure_s)
         return {"input": producing.records / (time.monotonic() - producing.started), **result}
     finally:
         producing.stop()
@@ -148,6 +173,8 @@ def main() -> None:
             f"{name:>12}: input {r['input']:.0f}/s processed {r['processed']:.0f}/s "
             f"busy {r['busy']:.2f} lag {r['lag']:.0f} -> {r['true_rate']:.0f} per busy second"
         )
+        threads = ", ".join(r["threads"])
+        print(f"{'':>12}  CPU {r['cpu_ms']:.1f} ms/s, busiest threads (ms/s): {threads}")
     flat_rate = results.pop("flat")["true_rate"]
     lights = [r["true_rate"] for r in results.values()]
     spread = max(abs(rate - flat_rate) for rate in lights) / flat_rate
