@@ -177,6 +177,7 @@ class Instance:
         self.ordered = self.interleave or any(_order_sensitive(plan, op) for op in plan.operators)
         if self.ordered and any(op.type == "union" for op in plan.operators):
             self.interleave = True  # what follows a union takes its inputs in one merge order
+        self.ranks_suffice = _ranks_suffice(plan)
         self.idle_timeouts = {
             spec.name: spec.watermark.idle_timeout if idle_timeout is None else idle_timeout
             for spec in plan.inputs
@@ -365,11 +366,13 @@ class Instance:
             released.setdefault(position[0], []).extend(parts)
         self.buffers = {p: b for p, b in self.buffers.items() if b}
         merged = {name: Batch.concat(parts) for name, parts in released.items()}
-        if self.ordered:
-            merged = {name: _sorted(batch) for name, batch in merged.items()}
         self.counters["records_processed"] += sum(len(b) for b in merged.values())
         if self.interleave and len(merged) > 1 and self.pipeline.merges:
+            if not self.ranks_suffice:
+                merged = {name: _sorted(batch) for name, batch in merged.items()}
             return self.pipeline.process_merged(self._ranked(merged))
+        if self.ordered:
+            merged = {name: _sorted(batch) for name, batch in merged.items()}
         results: list[ResultBatch] = []
         for batch in self._in_merge_order(merged):
             results += self.pipeline.process(batch)
@@ -387,14 +390,14 @@ class Instance:
         self.covered_to[position], self.max_released[position] = covered
 
     def _ranked(self, merged: Mapping[str, Batch]) -> list[Batch]:
-        """Each input's released records with their place in the global `(ts, input index,
-        partition, offset)` order as `_rank`, for a pipeline that takes them all at once (each
-        input's records are in that order already: a stable merge by `ts` gives it)."""
+        """Each input's released records, in the order they came, with their place in the
+        global `(ts, input index, partition, offset)` order as `_rank`, for a pipeline that
+        takes them all at once."""
         names = [name for name in self.input_names if name in merged]
-        ts = np.concatenate([merged[n].ts for n in names])
-        rank = np.empty(len(ts), np.int64)
-        rank[np.argsort(ts, kind="stable")] = np.arange(len(ts))
         bounds = np.cumsum([len(merged[n]) for n in names])[:-1]
+        order = _merge_order([merged[n] for n in names], bounds)
+        rank = np.empty(len(order), np.int64)
+        rank[order] = np.arange(len(order))
         return [
             merged[name].with_columns({**merged[name].columns, RANK: ranks})
             for name, ranks in zip(names, np.split(rank, bounds), strict=True)
@@ -570,6 +573,51 @@ def _order_sensitive(plan: Plan, operator: OperatorSpec) -> bool:
     if operator.type == "window_join":
         return bool(params["window"]["kind"] in ("range", "rows"))
     return operator.type == "stateful_map" and not plan.nodes[operator.id].keyed
+
+
+def _ranks_suffice(plan: Plan) -> bool:
+    """Whether the records of a release reach the pipeline's order-dependent operators only
+    through range and rows joins, which take their arrivals in `_rank` order whatever order
+    they come in (filters and maps before them keep each record and its rank): every operator
+    fed by an input through filters and maps is such a join, and the output is not so fed.
+    Then a release ranks its records without sorting each input's first (`_merge_order`)."""
+    consumers: dict[str, list[OperatorSpec]] = {}
+    for operator in plan.operators:
+        for upstream in operator.inputs:
+            consumers.setdefault(upstream, []).append(operator)
+    reached = [spec.name for spec in plan.inputs]
+    while reached:
+        node = reached.pop()
+        if node == plan.output:
+            return False
+        for operator in consumers.get(node, []):
+            if operator.type in ("filter", "map", "project"):
+                reached.append(operator.id)
+            elif operator.type != "window_join" or operator.params["window"]["kind"] not in (
+                "range",
+                "rows",
+            ):
+                return False
+    return True
+
+
+def _merge_order(batches: Sequence[Batch], bounds: npt.NDArray[np.int64]) -> Any:
+    """The order `(ts, input index, partition, offset)` of the records of `batches` (one per
+    input, in input order, each partition's records together, partitions ascending) taken as
+    one sequence: one stable sort by `ts` when each partition's records come in `(ts, offset)`
+    order (an in-order release: their ties are then in the right order already), else a sort by
+    the four keys. `bounds` are the indices where each input after the first starts."""
+    ts = np.concatenate([batch.ts for batch in batches])
+    partition = np.concatenate([batch.partition for batch in batches])
+    offset = np.concatenate([batch.offset for batch in batches])
+    later = ts[1:] >= ts[:-1]
+    later &= (ts[1:] > ts[:-1]) | (offset[1:] > offset[:-1])
+    later |= partition[1:] != partition[:-1]
+    later[bounds[(bounds > 0) & (bounds < len(ts))] - 1] = True  # where an input starts
+    if bool(later.all()):
+        return np.argsort(ts, kind="stable")
+    index = np.repeat(np.arange(len(batches)), [len(batch) for batch in batches])
+    return np.lexsort((offset, partition, index, ts))
 
 
 def _sorted(batch: Batch) -> Batch:
