@@ -576,29 +576,33 @@ def _order_sensitive(plan: Plan, operator: OperatorSpec) -> bool:
 
 
 def _ranks_suffice(plan: Plan) -> bool:
-    """Whether the records of a release reach the pipeline's order-dependent operators only
-    through range and rows joins, which take their arrivals in `_rank` order whatever order
-    they come in (filters and maps before them keep each record and its rank): every operator
-    fed by an input through filters and maps is such a join, and the output is not so fed.
-    Then a release ranks its records without sorting each input's first (`_merge_order`)."""
+    """Whether a release is better ranked without sorting each input first (`_merge_order`):
+    its records reach the pipeline's order-dependent operators only through range and rows
+    joins, which take their arrivals in `_rank` order whatever order they come in, and only
+    through a filter first (filters and maps keep each record and its rank). So every operator
+    fed by an input through filters and maps is such a join, past at least one filter, and the
+    output is not so fed. A join fed unfiltered would sort every record itself: sorting each
+    input before ranking costs less then."""
     consumers: dict[str, list[OperatorSpec]] = {}
     for operator in plan.operators:
         for upstream in operator.inputs:
             consumers.setdefault(upstream, []).append(operator)
-    reached = [spec.name for spec in plan.inputs]
+    reached = [(spec.name, False) for spec in plan.inputs]
     while reached:
-        node = reached.pop()
+        node, filtered = reached.pop()
         if node == plan.output:
             return False
         for operator in consumers.get(node, []):
             if operator.type in ("filter", "map", "project"):
-                reached.append(operator.id)
-            elif operator.type != "window_join" or operator.params["window"]["kind"] not in (
-                "range",
-                "rows",
-            ):
+                reached.append((operator.id, filtered or operator.type == "filter"))
+            elif not (filtered and _symmetric_join(operator)):
                 return False
     return True
+
+
+def _symmetric_join(operator: OperatorSpec) -> bool:
+    """A range or rows join (`SymmetricJoin`: it orders its arrivals by `_rank`)."""
+    return operator.type == "window_join" and operator.params["window"]["kind"] in ("range", "rows")
 
 
 def _merge_order(batches: Sequence[Batch], bounds: npt.NDArray[np.int64]) -> Any:

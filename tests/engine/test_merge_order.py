@@ -21,7 +21,7 @@ from streamshift_engine.runner import _merge_order, _ranks_suffice
 
 from engine.harness import Record, partitioned_records
 from engine.operators.test_join_slicing import PARTITIONS, run
-from engine.plans import aggregate_plan, join_plan
+from engine.plans import aggregate_plan
 from engine.test_disorder import arrive_out_of_order
 
 SCHEMA = {"ts": "int", "k": "int", "m": "int"}
@@ -65,40 +65,51 @@ def test_the_merge_order_is_the_four_key_sort(batches: list[Batch]) -> None:
     assert _merge_order(batches, bounds).tolist() == expected.tolist()
 
 
-def q3_shaped(watermark: dict[str, Any] | None = None) -> Plan:
-    """Filters on both inputs, a range join of what they keep, a projection of the join."""
+def q3_shaped(
+    watermark: dict[str, Any] | None = None,
+    window: dict[str, Any] | None = None,
+    filtered: str = "ST",
+) -> Plan:
+    """Filters on the inputs `filtered`, a join (range by default) of what they keep, a
+    projection of the join."""
     inputs = [
         {"name": n, "time_field": "ts", "key_field": "k", "schema": SCHEMA, "watermark": watermark}
         for n in "ST"
     ]
     if watermark is None:
         inputs = [{k: v for k, v in spec.items() if k != "watermark"} for spec in inputs]
-    operators = [
-        {"id": "few", "type": "filter", "input": "S", "params": {"predicate": "m < 5"}},
-        {"id": "odd", "type": "filter", "input": "T", "params": {"predicate": "m % 2 == 1"}},
+    predicates = {"S": "m < 5", "T": "m % 2 == 1"}
+    operators: list[dict[str, Any]] = [
+        {"id": f"kept_{n}", "type": "filter", "input": n, "params": {"predicate": predicates[n]}}
+        for n in filtered
+    ]
+    sides = [f"kept_{n}" if n in filtered else n for n in "ST"]
+    operators += [
         {
             "id": "join",
             "type": "window_join",
-            "inputs": ["few", "odd"],
-            "params": {"window": {"kind": "range", "size": 2_000}, "on": [["k", "k"]]},
+            "inputs": sides,
+            "params": {"window": window or {"kind": "range", "size": 2_000}, "on": [["k", "k"]]},
         },
         {
             "id": "out",
             "type": "project",
             "input": "join",
-            "params": {"fields": {"id": "id", "left": "few.m", "right": "odd.m"}},
+            "params": {"fields": {"id": "id", "left": f"{sides[0]}.m", "right": f"{sides[1]}.m"}},
         },
     ]
     return parse_plan({"name": "q3s", "inputs": inputs, "operators": operators, "output": "out"})
 
 
-def test_ranks_suffice_when_only_range_and_rows_joins_read_the_order() -> None:
+def test_ranks_suffice_when_only_filtered_range_and_rows_joins_read_the_order() -> None:
     assert _ranks_suffice(q3_shaped())
     assert _ranks_suffice(nexmark_plan("nexmark-q3"))
-    assert _ranks_suffice(builtin("q1")) and _ranks_suffice(builtin("q3"))
-    assert _ranks_suffice(join_plan({"kind": "rows", "size": 2}, SCHEMA))
+    assert _ranks_suffice(q3_shaped(window={"kind": "rows", "size": 2}))
+    # joins fed unfiltered sort every record themselves: each input is sorted first
+    assert not _ranks_suffice(q3_shaped(filtered="S"))
+    assert not _ranks_suffice(builtin("q1")) and not _ranks_suffice(builtin("q3"))
     # a tumbling join, a ROWS window, an input passed through to the output: not rank-led
-    assert not _ranks_suffice(join_plan({"kind": "time", "size": 1_000}, SCHEMA))
+    assert not _ranks_suffice(q3_shaped(window={"kind": "time", "size": 1_000}))
     assert not _ranks_suffice(aggregate_plan({"kind": "rows", "size": 3, "slide": 1}, ["k"]))
     passed = parse_plan(
         {

@@ -52,7 +52,13 @@ class Batch:
         )
 
     def take(self, selector: Selector) -> Batch:
-        """The records picked by a boolean mask, an index array or a slice, in that order."""
+        """The records picked by a boolean mask, an index array or a slice, in that order. A
+        mask becomes the indices it picks first: indexing each array by a mask counts the
+        mask again, by indices does not."""
+        if isinstance(selector, np.ndarray) and selector.dtype == np.bool_:
+            if len(selector) != len(self.ts):
+                raise IndexError(f"mask of {len(selector)} for a batch of {len(self.ts)}")
+            selector = np.flatnonzero(selector)
         return Batch(
             source=self.source,
             ts=self.ts[selector],
