@@ -370,7 +370,7 @@ class Instance:
         if self.interleave and len(merged) > 1 and self.pipeline.merges:
             if not self.ranks_suffice:
                 merged = {name: _sorted(batch) for name, batch in merged.items()}
-            return self.pipeline.process_merged(self._ranked(merged))
+            return self.pipeline.process_merged(self._ranked(merged, not self.ranks_suffice))
         if self.ordered:
             merged = {name: _sorted(batch) for name, batch in merged.items()}
         results: list[ResultBatch] = []
@@ -389,13 +389,17 @@ class Instance:
             covered = min(covered, min(w.lowest() for w in waiting))
         self.covered_to[position], self.max_released[position] = covered
 
-    def _ranked(self, merged: Mapping[str, Batch]) -> list[Batch]:
+    def _ranked(self, merged: Mapping[str, Batch], presorted: bool) -> list[Batch]:
         """Each input's released records, in the order they came, with their place in the
         global `(ts, input index, partition, offset)` order as `_rank`, for a pipeline that
-        takes them all at once."""
+        takes them all at once. `presorted`: each input's records are in that order already
+        (`_sorted`), and a stable merge by `ts` gives it."""
         names = [name for name in self.input_names if name in merged]
         bounds = np.cumsum([len(merged[n]) for n in names])[:-1]
-        order = _merge_order([merged[n] for n in names], bounds)
+        if presorted:
+            order = np.argsort(np.concatenate([merged[n].ts for n in names]), kind="stable")
+        else:
+            order = _merge_order([merged[n] for n in names], bounds)
         rank = np.empty(len(order), np.int64)
         rank[order] = np.arange(len(order))
         return [
@@ -607,19 +611,27 @@ def _symmetric_join(operator: OperatorSpec) -> bool:
 
 def _merge_order(batches: Sequence[Batch], bounds: npt.NDArray[np.int64]) -> Any:
     """The order `(ts, input index, partition, offset)` of the records of `batches` (one per
-    input, in input order, each partition's records together, partitions ascending) taken as
-    one sequence: one stable sort by `ts` when each partition's records come in `(ts, offset)`
-    order (an in-order release: their ties are then in the right order already), else a sort by
-    the four keys. `bounds` are the indices where each input after the first starts."""
-    ts = np.concatenate([batch.ts for batch in batches])
-    partition = np.concatenate([batch.partition for batch in batches])
-    offset = np.concatenate([batch.offset for batch in batches])
-    later = ts[1:] >= ts[:-1]
-    later &= (ts[1:] > ts[:-1]) | (offset[1:] > offset[:-1])
-    later |= partition[1:] != partition[:-1]
-    later[bounds[(bounds > 0) & (bounds < len(ts))] - 1] = True  # where an input starts
-    if bool(later.all()):
-        return np.argsort(ts, kind="stable")
+    input, in input order) taken as one sequence: a stable sort by `ts`, which is that order
+    when every tie in `ts` it leaves is in it (as in a release in order, whose records come in
+    runs of one partition or merged, each in `(ts, offset)` order), else a sort by the four
+    keys. `bounds` are the indices where each input after the first starts."""
+    ts, partition, offset = (
+        getattr(batches[0], name)
+        if len(batches) == 1
+        else np.concatenate([getattr(batch, name) for batch in batches])
+        for name in ("ts", "partition", "offset")
+    )
+    order = np.argsort(ts, kind="stable")
+    ordered = ts[order]
+    tied = np.flatnonzero(ordered[1:] == ordered[:-1])
+    if len(tied) == 0:
+        return order
+    first, second = order[tied], order[tied + 1]  # first < second: the sort is stable
+    inputs = np.searchsorted(bounds, first, "right"), np.searchsorted(bounds, second, "right")
+    parts, offsets = (partition[first], partition[second]), (offset[first], offset[second])
+    after = (parts[0] < parts[1]) | ((parts[0] == parts[1]) & (offsets[0] < offsets[1]))
+    if bool(((inputs[0] < inputs[1]) | after).all()):
+        return order
     index = np.repeat(np.arange(len(batches)), [len(batch) for batch in batches])
     return np.lexsort((offset, partition, index, ts))
 

@@ -17,7 +17,7 @@ from streamshift_engine.plan import parse_plan
 from streamshift_engine.plan.builtin import builtin
 from streamshift_engine.plan.model import Plan
 from streamshift_engine.plan.nexmark_queries import nexmark_plan
-from streamshift_engine.runner import _merge_order, _ranks_suffice
+from streamshift_engine.runner import _merge_order, _ranks_suffice, _sorted
 
 from engine.harness import Record, partitioned_records
 from engine.operators.test_join_slicing import PARTITIONS, run
@@ -27,33 +27,39 @@ from engine.test_disorder import arrive_out_of_order
 SCHEMA = {"ts": "int", "k": "int", "m": "int"}
 
 
+SPANS = st.sampled_from([5, 70_000, 1 << 33])
+"""Timestamp spans drawn for a release."""
+
+
 @st.composite
 def releases(draw: st.DrawFn) -> list[Batch]:
-    """One batch per input, each partition's records together and partitions ascending, as a
-    release concatenates them: timestamps with many ties, each partition's records in offset
-    order or shuffled."""
+    """One batch per input, as a release concatenates them (each partition's records
+    together, partitions ascending) or not: timestamps with many ties over a drawn span, each
+    partition's records in offset order or shuffled, runs of a partition in any order."""
     batches = []
+    span = draw(SPANS)
     for source in ("S", "T", "U")[: draw(st.integers(1, 3))]:
-        ts: list[int] = []
-        partition: list[int] = []
-        offset: list[int] = []
+        runs = []
         for number in sorted(draw(st.sets(st.integers(0, 4), max_size=3))):
             times = draw(st.lists(st.integers(0, 5), max_size=12))
+            times = [t * span // 5 + 1_700_000_000_000 for t in times]
             if draw(st.booleans()):
                 times.sort()
             offsets = list(range(len(times)))
             if draw(st.booleans()):
                 offsets = draw(st.permutations(offsets))
-            ts += times
-            partition += [number] * len(times)
-            offset += offsets
-        stamps = np.array(ts, np.int64)
-        parts = np.array(partition, np.int32)
-        batches.append(Batch(source, stamps, parts, np.array(offset, np.int64), {}))
+            runs.append([(t, number, o) for t, o in zip(times, offsets, strict=True)])
+        if draw(st.booleans()):
+            runs = draw(st.permutations(runs))
+        rows = [row for run in runs for row in run]
+        if draw(st.integers(0, 9)) == 0:
+            rows = draw(st.permutations(rows))
+        ts, partition, offset = (np.array([r[i] for r in rows], np.int64) for i in range(3))
+        batches.append(Batch(source, ts, partition.astype(np.int32), offset, {}))
     return batches
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(batches=releases())
 def test_the_merge_order_is_the_four_key_sort(batches: list[Batch]) -> None:
     bounds = np.cumsum([len(b) for b in batches])[:-1]
@@ -63,6 +69,10 @@ def test_the_merge_order_is_the_four_key_sort(batches: list[Batch]) -> None:
     offset = np.concatenate([b.offset for b in batches])
     expected = np.lexsort((offset, partition, index, ts))
     assert _merge_order(batches, bounds).tolist() == expected.tolist()
+    for batch in batches:
+        order = np.lexsort((batch.offset, batch.partition, batch.ts))
+        assert _sorted(batch).ts.tolist() == batch.ts[order].tolist()
+        assert _sorted(batch).offset.tolist() == batch.offset[order].tolist()
 
 
 def q3_shaped(
