@@ -611,27 +611,19 @@ def _symmetric_join(operator: OperatorSpec) -> bool:
 
 def _merge_order(batches: Sequence[Batch], bounds: npt.NDArray[np.int64]) -> Any:
     """The order `(ts, input index, partition, offset)` of the records of `batches` (one per
-    input, in input order) taken as one sequence: a stable sort by `ts`, which is that order
-    when every tie in `ts` it leaves is in it (as in a release in order, whose records come in
-    runs of one partition or merged, each in `(ts, offset)` order), else a sort by the four
-    keys. `bounds` are the indices where each input after the first starts."""
-    ts, partition, offset = (
-        getattr(batches[0], name)
-        if len(batches) == 1
-        else np.concatenate([getattr(batch, name) for batch in batches])
-        for name in ("ts", "partition", "offset")
-    )
-    order = np.argsort(ts, kind="stable")
-    ordered = ts[order]
-    tied = np.flatnonzero(ordered[1:] == ordered[:-1])
-    if len(tied) == 0:
-        return order
-    first, second = order[tied], order[tied + 1]  # first < second: the sort is stable
-    inputs = np.searchsorted(bounds, first, "right"), np.searchsorted(bounds, second, "right")
-    parts, offsets = (partition[first], partition[second]), (offset[first], offset[second])
-    after = (parts[0] < parts[1]) | ((parts[0] == parts[1]) & (offsets[0] < offsets[1]))
-    if bool(((inputs[0] < inputs[1]) | after).all()):
-        return order
+    input, in input order) taken as one sequence. When the records come in runs of one
+    partition each, partitions ascending within an input, each run in `(ts, offset)` order (a
+    release in order), ties in `ts` are in that order already and one stable sort by `ts` gives
+    it; else a sort by the four keys. `bounds` are the indices where each input after the first
+    starts."""
+    ts = np.concatenate([batch.ts for batch in batches])
+    partition = np.concatenate([batch.partition for batch in batches])
+    offset = np.concatenate([batch.offset for batch in batches])
+    in_run = (ts[1:] > ts[:-1]) | ((ts[1:] == ts[:-1]) & (offset[1:] > offset[:-1]))
+    later = np.where(partition[1:] == partition[:-1], in_run, partition[1:] > partition[:-1])
+    later[bounds[(bounds > 0) & (bounds < len(ts))] - 1] = True  # where an input starts
+    if bool(later.all()):
+        return np.argsort(ts, kind="stable")
     index = np.repeat(np.arange(len(batches)), [len(batch) for batch in batches])
     return np.lexsort((offset, partition, index, ts))
 
