@@ -3,18 +3,20 @@
 Ordering guarantee (docs/design/engine-api.md): records are buffered per (input, partition). Each
 input has a watermark strategy (`plan.model.WatermarkSpec`, Flink's `WatermarkStrategy`): a
 partition's watermark is the largest timestamp read on it minus the strategy's `delay` (bounded
-out-of-orderness plus allowed lateness), never below its floor (below); the instance's watermark
-is the minimum of its partitions'. A record is released only when the instance's watermark is
-strictly greater than its `ts` (end of input releases everything), and released records reach
-the pipeline in the order `(ts, input index, partition, offset)` (when no operator of the plan
-depends on the order across partitions, the records of each partition are passed in `(ts,
-offset)` order without that global sort: the results are the same, only their order within one
-firing may differ). A record whose `ts` is below its partition's watermark (judged before the
-record) is late: it is counted and goes to `dead_letters` with reason `late`, and the query
-carries on. With the strategy's `max_future`, a record more than that ahead of its partition's
-watermark goes to the dead letters with reason `future` and moves nothing. Lateness is judged per
-partition from that partition's records alone, so windows and joins give the same result on any
-instance and in any run.
+out-of-orderness plus allowed lateness), never below its floor (below); the instance's watermark is
+the minimum of its partitions'. A record is released only when the instance's watermark is strictly
+greater than its `ts` (end of input releases everything), and released records reach the pipeline
+in the order `(ts, input index, partition, offset)` (when no operator of the plan depends on the
+order across partitions, the records of each partition are passed in `(ts, offset)` order without
+that global sort: the results are the same, only their order within one firing may differ; when the
+pipeline takes a release of several inputs at once, each record carries its place in that order as
+`_rank`, and when only range and rows joins past filters read the order, the records come unsorted
+and the joins order theirs by rank). A record whose `ts` is below its partition's watermark (judged
+before the record) is late: it is counted and goes to `dead_letters` with reason `late`, and the
+query carries on. With the strategy's `max_future`, a record more than that ahead of its
+partition's watermark goes to the dead letters with reason `future` and moves nothing. Lateness is
+judged per partition from that partition's records alone, so windows and joins give the same result
+on any instance and in any run.
 
 An input partition that gets no records would hold the watermark back forever. As Flink's
 `withIdleness`, a partition counts as idle once marked so (`mark_idle`, for example when a
