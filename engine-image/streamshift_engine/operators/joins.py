@@ -58,7 +58,7 @@ from streamshift_engine.state.stores import KeyedRecordStore
 Record = tuple[Any, ...]
 TS, MIN, MAX, IDENTITY, VALUES = 0, 1, 2, 3, 4
 Index = npt.NDArray[np.int64]
-INT64_MIN = int(np.iinfo(np.int64).min)
+INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 
 
 @dataclass(frozen=True, slots=True)
@@ -534,8 +534,10 @@ class RangeJoin(SymmetricJoin):
         they do not, as after a firing upstream, every one ahead is checked)."""
         zero = np.zeros(len(held), np.int64)
         codes, ts = ahead.codes, ahead.ts
-        if len(ts) == 0:
+        if len(ts) == 0 or len(held) == 0:
             return zero, held, zero
+        if int(ahead.arriving_ts.max()) - self.size < int(ts.min()):
+            return zero, held, zero  # every one is within `W` (q3's join never expires)
         if len(ts) > 1 and bool(np.any((ts[1:] < ts[:-1]) & (codes[1:] == codes[:-1]))):
             return zero, held, zero
         low, high = int(ts.min()) - 1, int(ts.max()) + 1
@@ -562,13 +564,17 @@ class RangeJoin(SymmetricJoin):
             if table is None or other is None or _rows(other) == counts[1 - side]:
                 kept.append(None)
                 continue
+            arriving_mins = other["min_ts"][counts[1 - side] :]
+            if int(arriving_mins.max()) - self.size <= int(table["max_ts"].min(initial=INT64_MAX)):
+                kept.append(None)  # no arriving tuple is `W` past any row (q3: none ever is)
+                continue
             later = codes[1 - side][counts[1 - side] :]
             width = int(max(codes[side].max(initial=0), later.max(initial=0))) + 1
             newest = np.full(width, INT64_MIN, np.int64)
             order = _by_code(later, width)
             ordered = later[order]
             starts = np.flatnonzero(np.append(True, ordered[1:] != ordered[:-1]))
-            mins = other["min_ts"][counts[1 - side] :][order]
+            mins = arriving_mins[order]
             newest[ordered[starts]] = np.maximum.reduceat(mins, starts)
             bound = np.maximum(newest[codes[side]], INT64_MIN + self.size) - self.size
             kept.append(table["max_ts"] >= bound)
