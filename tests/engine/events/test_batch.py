@@ -52,3 +52,20 @@ def test_a_mask_of_another_length_is_refused() -> None:
         batch.take(np.array([True, False]))
     with pytest.raises(IndexError):
         batch.take(np.array([True, False, True, True]))
+
+
+def test_the_time_column_stays_the_ts_array_through_take_and_concat() -> None:
+    """A column that is `ts` itself (as decoded) is `ts` after `take` and `concat`; a column
+    that is not (here: other values) keeps its own values."""
+    ts = np.array([5, 6, 7, 8], np.int64)
+    shared = Batch("S", ts, np.zeros(4, np.int32), np.arange(4, dtype=np.int64), {"t": ts})
+    taken = shared.take(np.array([True, False, True, True]))
+    assert taken.columns["t"] is taken.ts and taken.ts.tolist() == [5, 7, 8]
+    joined = Batch.concat([shared, taken])
+    assert joined.columns["t"] is joined.ts and joined.ts.tolist() == [5, 6, 7, 8, 5, 7, 8]
+    other = np.array([50, 60], np.int64)
+    own = Batch("S", np.array([1, 2], np.int64), np.zeros(2, np.int32), np.arange(2), {"t": other})
+    mixed = Batch.concat([shared, own])
+    assert mixed.columns["t"].tolist() == [5, 6, 7, 8, 50, 60]
+    assert mixed.ts.tolist() == [5, 6, 7, 8, 1, 2]
+    assert own.take(slice(1, None)).columns["t"].tolist() == [60]
