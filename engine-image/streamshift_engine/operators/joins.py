@@ -395,9 +395,10 @@ def _widened(kept: Any, rows: Index | None, table: Columns | None, held: int) ->
 
 
 Places = tuple[str, Index, Index]
-SMALL_IDS = 128
+SMALL_IDS = 4096
 """Pairs from which their ids are formatted by Arrow (fewer: by Python, whose cost per id is
-higher but which has no fixed cost of some 50 us)."""
+about twice Arrow's but which has no fixed cost; within a query's run, Arrow's kernels cold
+between calls, that fixed cost is that of Python formatting some thousands of ids)."""
 
 
 PARTITION_TEXTS = 4096
@@ -408,14 +409,20 @@ table of them (more: it formats every partition number)."""
 def _place_pair_ids(first: Places, second: Places) -> Any:
     """`source@partition:offset*source@partition:offset` per pair of input places, as an object
     array of `str`. The texts up to each offset come from a table per partition number (input
-    places have few partitions), so Arrow formats only the offsets and joins four parts."""
+    places have few partitions), so only the offsets are formatted and four parts joined (by
+    Python for fewer than `SMALL_IDS` pairs, else by Arrow)."""
     (one, p1, o1), (two, p2, o2) = first, second
+    top = int(max(p1.max(initial=0), p2.max(initial=0))) + 1
     if len(p1) < SMALL_IDS:
         ids = np.empty(len(p1), dtype=object)
         rows = zip(p1.tolist(), o1.tolist(), p2.tolist(), o2.tolist(), strict=True)
-        ids[:] = [f"{one}@{a}:{b}*{two}@{c}:{d}" for a, b, c, d in rows]
+        if top > PARTITION_TEXTS:
+            ids[:] = [f"{one}@{a}:{b}*{two}@{c}:{d}" for a, b, c, d in rows]
+            return ids
+        heads = [f"{one}@{p}:" for p in range(top)]
+        middles = [f"*{two}@{p}:" for p in range(top)]
+        ids[:] = [f"{heads[a]}{b}{middles[c]}{d}" for a, b, c, d in rows]
         return ids
-    top = int(max(p1.max(initial=0), p2.max(initial=0))) + 1
     if top > PARTITION_TEXTS:
         texts = [pc.cast(pa.array(column), pa.string()) for column in (p1, o1, p2, o2)]
         joined = pc.binary_join_element_wise(
