@@ -395,10 +395,9 @@ def _widened(kept: Any, rows: Index | None, table: Columns | None, held: int) ->
 
 
 Places = tuple[str, Index, Index]
-SMALL_IDS = 4096
+SMALL_IDS = 128
 """Pairs from which their ids are formatted by Arrow (fewer: by Python, whose cost per id is
-about twice Arrow's but which has no fixed cost; within a query's run, Arrow's kernels cold
-between calls, that fixed cost is that of Python formatting some thousands of ids)."""
+higher but which has no fixed cost of some 50 us)."""
 
 
 PARTITION_TEXTS = 4096
