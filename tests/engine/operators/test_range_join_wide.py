@@ -18,8 +18,8 @@ from engine.harness import Record, Run, canonical, partitioned_records
 from engine.plans import join_plan
 
 PARTITIONS = 2
-WIDTHS = st.sampled_from([1, 1_000, 20_000, 10**9, 1 << 60])
-"""From narrower than the records' spread to wider than any distance (`UNBOUNDED_MS`)."""
+WIDTHS = st.sampled_from([1, 1_000, 20_000, 10**9, 1 << 40, 1 << 60])
+"""From narrower than the records' spread to wider than any distance (`joins.WIDE_MS` and up)."""
 
 records = partitioned_records(
     ["S", "T"], PARTITIONS, {"k": st.integers(0, 2), "v": st.integers(0, 9)}, max_records=15
@@ -36,8 +36,9 @@ def test_every_pair_within_the_range_once_wide_or_not(
     assert canonical(Run(plan, records, chunk, range(PARTITIONS)).straight()) == expected
 
 
-def _side(draw: st.DrawFn, rows: int) -> dict[str, Any]:
-    low = draw(st.lists(st.integers(0, 50_000), min_size=rows, max_size=rows))
+def _side(draw: st.DrawFn, rows: int, scale: int) -> dict[str, Any]:
+    times = draw(st.lists(st.integers(0, 50_000), min_size=rows, max_size=rows))
+    low = [t * scale for t in times]
     spread = draw(st.lists(st.integers(0, 3_000), min_size=rows, max_size=rows))
     high = np.array([a + b for a, b in zip(low, spread, strict=True)], np.int64)
     return {"ts": high, "min_ts": np.array(low, np.int64), "max_ts": high}
@@ -48,9 +49,10 @@ def tables(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[int], list[Any]]
     """Two sides' rows, held ones first, then arriving ones (at least one), with their key
     codes."""
     sides, counts, codes = [], [], []
+    scale = draw(st.sampled_from([1, 1 << 26]))  # times over 50 s, or over a century
     for _ in (0, 1):
         held, arriving = draw(st.integers(0, 8)), draw(st.integers(1, 8))
-        sides.append(_side(draw, held + arriving))
+        sides.append(_side(draw, held + arriving, scale))
         counts.append(held)
         keys = draw(st.lists(st.integers(0, 3), min_size=held + arriving, max_size=held + arriving))
         codes.append(np.array(keys, np.int64))
