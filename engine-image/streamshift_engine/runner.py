@@ -3,18 +3,20 @@
 Ordering guarantee (docs/design/engine-api.md): records are buffered per (input, partition). Each
 input has a watermark strategy (`plan.model.WatermarkSpec`, Flink's `WatermarkStrategy`): a
 partition's watermark is the largest timestamp read on it minus the strategy's `delay` (bounded
-out-of-orderness plus allowed lateness), never below its floor (below); the instance's watermark
-is the minimum of its partitions'. A record is released only when the instance's watermark is
-strictly greater than its `ts` (end of input releases everything), and released records reach
-the pipeline in the order `(ts, input index, partition, offset)` (when no operator of the plan
-depends on the order across partitions, the records of each partition are passed in `(ts,
-offset)` order without that global sort: the results are the same, only their order within one
-firing may differ). A record whose `ts` is below its partition's watermark (judged before the
-record) is late: it is counted and goes to `dead_letters` with reason `late`, and the query
-carries on. With the strategy's `max_future`, a record more than that ahead of its partition's
-watermark goes to the dead letters with reason `future` and moves nothing. Lateness is judged per
-partition from that partition's records alone, so windows and joins give the same result on any
-instance and in any run.
+out-of-orderness plus allowed lateness), never below its floor (below); the instance's watermark is
+the minimum of its partitions'. A record is released only when the instance's watermark is strictly
+greater than its `ts` (end of input releases everything), and released records reach the pipeline
+in the order `(ts, input index, partition, offset)` (when no operator of the plan depends on the
+order across partitions, the records of each partition are passed in `(ts, offset)` order without
+that global sort: the results are the same, only their order within one firing may differ; when the
+pipeline takes a release of several inputs at once, each record carries its place in that order as
+`_rank`, and when only range and rows joins past filters read the order, the records come unsorted
+and the joins order theirs by rank). A record whose `ts` is below its partition's watermark (judged
+before the record) is late: it is counted and goes to `dead_letters` with reason `late`, and the
+query carries on. With the strategy's `max_future`, a record more than that ahead of its
+partition's watermark goes to the dead letters with reason `future` and moves nothing. Lateness is
+judged per partition from that partition's records alone, so windows and joins give the same result
+on any instance and in any run.
 
 An input partition that gets no records would hold the watermark back forever. As Flink's
 `withIdleness`, a partition counts as idle once marked so (`mark_idle`, for example when a
@@ -177,6 +179,7 @@ class Instance:
         self.ordered = self.interleave or any(_order_sensitive(plan, op) for op in plan.operators)
         if self.ordered and any(op.type == "union" for op in plan.operators):
             self.interleave = True  # what follows a union takes its inputs in one merge order
+        self.ranks_suffice = _ranks_suffice(plan)
         self.idle_timeouts = {
             spec.name: spec.watermark.idle_timeout if idle_timeout is None else idle_timeout
             for spec in plan.inputs
@@ -365,11 +368,13 @@ class Instance:
             released.setdefault(position[0], []).extend(parts)
         self.buffers = {p: b for p, b in self.buffers.items() if b}
         merged = {name: Batch.concat(parts) for name, parts in released.items()}
-        if self.ordered:
-            merged = {name: _sorted(batch) for name, batch in merged.items()}
         self.counters["records_processed"] += sum(len(b) for b in merged.values())
         if self.interleave and len(merged) > 1 and self.pipeline.merges:
-            return self.pipeline.process_merged(self._ranked(merged))
+            if not self.ranks_suffice:
+                merged = {name: _sorted(batch) for name, batch in merged.items()}
+            return self.pipeline.process_merged(self._ranked(merged, not self.ranks_suffice))
+        if self.ordered:
+            merged = {name: _sorted(batch) for name, batch in merged.items()}
         results: list[ResultBatch] = []
         for batch in self._in_merge_order(merged):
             results += self.pipeline.process(batch)
@@ -386,15 +391,19 @@ class Instance:
             covered = min(covered, min(w.lowest() for w in waiting))
         self.covered_to[position], self.max_released[position] = covered
 
-    def _ranked(self, merged: Mapping[str, Batch]) -> list[Batch]:
-        """Each input's released records with their place in the global `(ts, input index,
-        partition, offset)` order as `_rank`, for a pipeline that takes them all at once (each
-        input's records are in that order already: a stable merge by `ts` gives it)."""
+    def _ranked(self, merged: Mapping[str, Batch], presorted: bool) -> list[Batch]:
+        """Each input's released records, in the order they came, with their place in the
+        global `(ts, input index, partition, offset)` order as `_rank`, for a pipeline that
+        takes them all at once. `presorted`: each input's records are in that order already
+        (`_sorted`), and a stable merge by `ts` gives it."""
         names = [name for name in self.input_names if name in merged]
-        ts = np.concatenate([merged[n].ts for n in names])
-        rank = np.empty(len(ts), np.int64)
-        rank[np.argsort(ts, kind="stable")] = np.arange(len(ts))
         bounds = np.cumsum([len(merged[n]) for n in names])[:-1]
+        if presorted:
+            order = np.argsort(np.concatenate([merged[n].ts for n in names]), kind="stable")
+        else:
+            order = _merge_order([merged[n] for n in names], bounds)
+        rank = np.empty(len(order), np.int64)
+        rank[order] = np.arange(len(order))
         return [
             merged[name].with_columns({**merged[name].columns, RANK: ranks})
             for name, ranks in zip(names, np.split(rank, bounds), strict=True)
@@ -570,6 +579,55 @@ def _order_sensitive(plan: Plan, operator: OperatorSpec) -> bool:
     if operator.type == "window_join":
         return bool(params["window"]["kind"] in ("range", "rows"))
     return operator.type == "stateful_map" and not plan.nodes[operator.id].keyed
+
+
+def _ranks_suffice(plan: Plan) -> bool:
+    """Whether a release is better ranked without sorting each input first (`_merge_order`):
+    its records reach the pipeline's order-dependent operators only through range and rows
+    joins, which take their arrivals in `_rank` order whatever order they come in, and only
+    through a filter first (filters and maps keep each record and its rank). So every operator
+    fed by an input through filters and maps is such a join, past at least one filter, and the
+    output is not so fed. A join fed unfiltered would sort every record itself: sorting each
+    input before ranking costs less then."""
+    consumers: dict[str, list[OperatorSpec]] = {}
+    for operator in plan.operators:
+        for upstream in operator.inputs:
+            consumers.setdefault(upstream, []).append(operator)
+    reached = [(spec.name, False) for spec in plan.inputs]
+    while reached:
+        node, filtered = reached.pop()
+        if node == plan.output:
+            return False
+        for operator in consumers.get(node, []):
+            if operator.type in ("filter", "map", "project"):
+                reached.append((operator.id, filtered or operator.type == "filter"))
+            elif not (filtered and _symmetric_join(operator)):
+                return False
+    return True
+
+
+def _symmetric_join(operator: OperatorSpec) -> bool:
+    """A range or rows join (`SymmetricJoin`: it orders its arrivals by `_rank`)."""
+    return operator.type == "window_join" and operator.params["window"]["kind"] in ("range", "rows")
+
+
+def _merge_order(batches: Sequence[Batch], bounds: npt.NDArray[np.int64]) -> Any:
+    """The order `(ts, input index, partition, offset)` of the records of `batches` (one per
+    input, in input order) taken as one sequence. When the records come in runs of one
+    partition each, partitions ascending within an input, each run in `(ts, offset)` order (a
+    release in order), ties in `ts` are in that order already and one stable sort by `ts` gives
+    it; else a sort by the four keys. `bounds` are the indices where each input after the first
+    starts."""
+    ts = np.concatenate([batch.ts for batch in batches])
+    partition = np.concatenate([batch.partition for batch in batches])
+    offset = np.concatenate([batch.offset for batch in batches])
+    in_run = (ts[1:] > ts[:-1]) | ((ts[1:] == ts[:-1]) & (offset[1:] > offset[:-1]))
+    later = np.where(partition[1:] == partition[:-1], in_run, partition[1:] > partition[:-1])
+    later[bounds[(bounds > 0) & (bounds < len(ts))] - 1] = True  # where an input starts
+    if bool(later.all()):
+        return np.argsort(ts, kind="stable")
+    index = np.repeat(np.arange(len(batches)), [len(batch) for batch in batches])
+    return np.lexsort((offset, partition, index, ts))
 
 
 def _sorted(batch: Batch) -> Batch:

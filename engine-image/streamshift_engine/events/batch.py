@@ -20,7 +20,9 @@ Selector = npt.NDArray[np.bool_] | npt.NDArray[np.integer[Any]] | slice
 
 @dataclass(frozen=True, slots=True)
 class Batch:
-    """Records of one input as columns; immutable by convention (arrays are never written)."""
+    """Records of one input as columns; immutable by convention (arrays are never written). The
+    time field's column is often `ts` itself (as decoded): `take` and `concat` keep it so,
+    building that array once."""
 
     source: str
     ts: npt.NDArray[np.int64]
@@ -52,13 +54,23 @@ class Batch:
         )
 
     def take(self, selector: Selector) -> Batch:
-        """The records picked by a boolean mask, an index array or a slice, in that order."""
+        """The records picked by a boolean mask, an index array or a slice, in that order. A
+        mask becomes the indices it picks first: indexing each array by a mask counts the
+        mask again, by indices does not."""
+        if isinstance(selector, np.ndarray) and selector.dtype == np.bool_:
+            if len(selector) != len(self.ts):
+                raise IndexError(f"mask of {len(selector)} for a batch of {len(self.ts)}")
+            selector = np.flatnonzero(selector)
+        ts = self.ts[selector]
         return Batch(
             source=self.source,
-            ts=self.ts[selector],
+            ts=ts,
             partition=self.partition[selector],
             offset=self.offset[selector],
-            columns={name: column[selector] for name, column in self.columns.items()},
+            columns={
+                name: ts if column is self.ts else column[selector]
+                for name, column in self.columns.items()
+            },
         )
 
     def with_columns(self, columns: Mapping[str, npt.NDArray[Any]]) -> Batch:
@@ -77,12 +89,18 @@ class Batch:
         for other in batches[1:]:
             if other.source != source or list(other.columns) != names:
                 raise ValueError(f"concat: batches of {source!r} differ in source or columns")
+        ts = np.concatenate([b.ts for b in batches])
         return cls(
             source=source,
-            ts=np.concatenate([b.ts for b in batches]),
+            ts=ts,
             partition=np.concatenate([b.partition for b in batches]),
             offset=np.concatenate([b.offset for b in batches]),
-            columns={n: np.concatenate([b.columns[n] for b in batches]) for n in names},
+            columns={
+                n: ts
+                if all(b.columns[n] is b.ts for b in batches)
+                else np.concatenate([b.columns[n] for b in batches])
+                for n in names
+            },
         )
 
     def rows(self) -> Iterator[dict[str, Any]]:

@@ -58,7 +58,7 @@ from streamshift_engine.state.stores import KeyedRecordStore
 Record = tuple[Any, ...]
 TS, MIN, MAX, IDENTITY, VALUES = 0, 1, 2, 3, 4
 Index = npt.NDArray[np.int64]
-INT64_MIN = int(np.iinfo(np.int64).min)
+INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,14 +408,20 @@ table of them (more: it formats every partition number)."""
 def _place_pair_ids(first: Places, second: Places) -> Any:
     """`source@partition:offset*source@partition:offset` per pair of input places, as an object
     array of `str`. The texts up to each offset come from a table per partition number (input
-    places have few partitions), so Arrow formats only the offsets and joins four parts."""
+    places have few partitions), so only the offsets are formatted and four parts joined (by
+    Python for fewer than `SMALL_IDS` pairs, else by Arrow)."""
     (one, p1, o1), (two, p2, o2) = first, second
+    top = int(max(p1.max(initial=0), p2.max(initial=0))) + 1
     if len(p1) < SMALL_IDS:
         ids = np.empty(len(p1), dtype=object)
         rows = zip(p1.tolist(), o1.tolist(), p2.tolist(), o2.tolist(), strict=True)
-        ids[:] = [f"{one}@{a}:{b}*{two}@{c}:{d}" for a, b, c, d in rows]
+        if top > PARTITION_TEXTS:
+            ids[:] = [f"{one}@{a}:{b}*{two}@{c}:{d}" for a, b, c, d in rows]
+            return ids
+        heads = [f"{one}@{p}:" for p in range(top)]
+        middles = [f"*{two}@{p}:" for p in range(top)]
+        ids[:] = [f"{heads[a]}{b}{middles[c]}{d}" for a, b, c, d in rows]
         return ids
-    top = int(max(p1.max(initial=0), p2.max(initial=0))) + 1
     if top > PARTITION_TEXTS:
         texts = [pc.cast(pa.array(column), pa.string()) for column in (p1, o1, p2, o2)]
         joined = pc.binary_join_element_wise(
@@ -494,6 +500,12 @@ def combined_identity(left: Record, right: Record) -> str:
     return combined(left[IDENTITY], right[IDENTITY])
 
 
+WIDE_MS = 1 << 40
+"""Range joins at least this wide (some 35 years of event time; q3's never expires) check per
+batch whether `W` covers every distance it meets, and then skip the lookups that would prune
+nothing; narrower ones, which a batch seldom spares them, do not pay for the check."""
+
+
 class RangeJoin(SymmetricJoin):
     """Time-range symmetric join with lemma 2.2 purging, bounded by the watermark.
 
@@ -534,8 +546,10 @@ class RangeJoin(SymmetricJoin):
         they do not, as after a firing upstream, every one ahead is checked)."""
         zero = np.zeros(len(held), np.int64)
         codes, ts = ahead.codes, ahead.ts
-        if len(ts) == 0:
+        if len(ts) == 0 or len(held) == 0:
             return zero, held, zero
+        if self.size >= WIDE_MS and int(ahead.arriving_ts.max()) - self.size < int(ts.min()):
+            return zero, held, zero  # every one is within `W` (q3's join never expires)
         if len(ts) > 1 and bool(np.any((ts[1:] < ts[:-1]) & (codes[1:] == codes[:-1]))):
             return zero, held, zero
         low, high = int(ts.min()) - 1, int(ts.max()) + 1
@@ -562,13 +576,19 @@ class RangeJoin(SymmetricJoin):
             if table is None or other is None or _rows(other) == counts[1 - side]:
                 kept.append(None)
                 continue
+            arriving_mins = other["min_ts"][counts[1 - side] :]
+            if self.size >= WIDE_MS and int(arriving_mins.max()) - self.size <= int(
+                table["max_ts"].min(initial=INT64_MAX)
+            ):
+                kept.append(None)  # no arriving tuple is `W` past any row (q3: none ever is)
+                continue
             later = codes[1 - side][counts[1 - side] :]
             width = int(max(codes[side].max(initial=0), later.max(initial=0))) + 1
             newest = np.full(width, INT64_MIN, np.int64)
             order = _by_code(later, width)
             ordered = later[order]
             starts = np.flatnonzero(np.append(True, ordered[1:] != ordered[:-1]))
-            mins = other["min_ts"][counts[1 - side] :][order]
+            mins = arriving_mins[order]
             newest[ordered[starts]] = np.maximum.reduceat(mins, starts)
             bound = np.maximum(newest[codes[side]], INT64_MIN + self.size) - self.size
             kept.append(table["max_ts"] >= bound)

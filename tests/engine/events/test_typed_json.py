@@ -295,3 +295,44 @@ def test_projected_schemas_keep_the_records_field_order() -> None:
         assert unordered == schema
         for name, column in decoded.columns.items():
             assert column.tolist() == plain.columns[name].tolist() == batch.columns[name].tolist()
+
+
+INT_EDGES = [
+    "0",
+    "-9223372036854775808",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775809",
+    "18446744073709551615",
+    "18446744073709551616",
+    "1" + "0" * 30,
+]
+
+
+@pytest.mark.parametrize("value", INT_EDGES)
+@pytest.mark.parametrize("field", ["k", "count"])
+def test_integers_beyond_int64_are_refused_read_or_not(value: str, field: str) -> None:
+    """An int field read (`k`: msgspec takes any integer, its column's conversion bounds it)
+    or not (`count`: msgspec bounds it): the typed path takes exactly the int64 values, and
+    the batch decodes as the reference judges its records (a read field beyond int64 is a
+    dead letter, an unread one is not checked unless orjson cannot parse it)."""
+    fields = (*FIELDS, ("count", "int"))
+    schema = Schema("s", READ, "t", unread=fields[len(READ) :])
+    row = orjson.dumps({"k": 1, "v": 0.5, "name": "x", "t": 7, "note": "", "count": 2})
+    record = row.replace(
+        f'"{field}":{1 if field == "k" else 2}'.encode(), f'"{field}":{value}'.encode()
+    )
+    in_range = -(2**63) <= int(value) < 2**63
+    try:
+        columns = typed_json.decode_columns([record], fields, READ)
+    except typed_json.Errors:
+        columns = None
+    assert (columns is not None) == in_range
+    if columns is not None and field == "k":
+        assert columns["k"].tolist() == [int(value)]
+    good = orjson.dumps({"k": 3, "v": 1.5, "name": "y", "t": 8, "note": "", "count": 4})
+    batch, dead = decode_json("s", [good, record], [0, 0], [10, 11], schema)
+    reason, _ = _check(record, schema)
+    assert [letter.offset for letter in dead] == ([] if reason is None else [11])
+    assert batch.offset.tolist() == ([10, 11] if reason is None else [10])
+    assert batch.columns["k"].tolist()[:1] == [3]
