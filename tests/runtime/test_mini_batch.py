@@ -22,7 +22,7 @@ from streamshift_engine.migration.port import InstancePort
 from streamshift_engine.migration.role import Role
 from streamshift_engine.plan import builtin
 from streamshift_engine.runner import Hold
-from streamshift_engine.runtime import loop, source
+from streamshift_engine.runtime import loop, roles, source
 from streamshift_engine.runtime.loop import Command, Worker
 from streamshift_engine.spark.seed_streams import STREAMS, SeedStreamConfig, seed_streams
 
@@ -333,6 +333,37 @@ def test_a_command_and_an_idle_step_decode_what_is_held(monkeypatch: pytest.Monk
     assert made.held and made.counts["events_in"] == first
     made.step(timeout=0.0)  # reads nothing
     assert not made.held and not made.pending and made.counts["events_in"] == read
+
+
+def test_a_status_read_neither_wakes_the_step_nor_decodes_what_is_held(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A status (`roles.status`, `Command(current=False)`), which an operator asks for every
+    second, is answered from the instance as last polled: it neither ends the step's wait for
+    input nor runs the held poll, so a light load pays no extra poll for it; a current command
+    does both."""
+    inputs = consumes("nexmark-q5", 6, 2_000, 40, 0.0)[:5]
+    made = worker(monkeypatch, "nexmark-q5", inputs, Hold(10**9, 1e9))
+    made.config = cast(Any, SimpleNamespace(**vars(made.config), pod_name="q-e0-0"))
+    woken: list[bool] = []
+    monkeypatch.setattr(made.source, "wake", lambda: woken.append(True))
+    for _ in inputs:
+        made.step(timeout=0.0)
+    assert made.held and made.counts["events_in"] == 0
+    status = Command(roles.status, current=False)
+    made.submit(status)
+    made._obey()
+    answer = status.future.result()
+    assert woken == [] and made.held and made.pending
+    assert answer["counts"]["events_in"] == 0 and set(answer["offsets"].values()) == {0}
+    read = sum(len(offsets) for consume in inputs for offsets, _ in consume.values())
+    assert answer["load"]["processed"] == read  # read, held: the lag counts it as read
+    current = Command(roles.status)
+    made.submit(current)
+    made._obey()
+    assert woken == [True] and not made.held and not made.pending
+    now = current.future.result()
+    assert now["counts"]["events_in"] == read and now["offsets"] != answer["offsets"]
 
 
 def test_records_held_when_the_loop_ends_are_dropped_before_the_consumer_closes(

@@ -94,7 +94,7 @@ def test_a_stuck_commit_in_a_control_call_ends_the_worker() -> None:
     """A role's action that commits (a state-transfer origin's snapshot) meets the stuck
     commit: its caller gets the error and the loop raises it, so the worker exits and is
     restarted, instead of answering every later call with the same error."""
-    fake = SimpleNamespace(commands=queue.Queue(), _catch_up=lambda: None)
+    fake = SimpleNamespace(commands=queue.Queue(), _catch_up=lambda: None, flush=lambda: None)
 
     def stuck(_: Worker) -> None:
         raise CommitStuck("the Kafka commit has not ended after 61 s")

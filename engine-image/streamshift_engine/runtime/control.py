@@ -102,9 +102,10 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         return web.json_response({"error": str(error)}, status=503)
 
 
-async def call(worker: Worker, action: Callable[[Worker], Any]) -> Any:
-    """Run `action` on the worker thread; await a future it returns (a snapshot upload)."""
-    command = Command(action)
+async def call(worker: Worker, action: Callable[[Worker], Any], current: bool = True) -> Any:
+    """Run `action` on the worker thread (`current`: see `Command`); await a future it returns
+    (a snapshot upload)."""
+    command = Command(action, current=current)
     worker.submit(command)
     result = await asyncio.wrap_future(command.future)
     if isinstance(result, Future):
@@ -138,7 +139,8 @@ async def _status(request: web.Request) -> web.Response:
     if "committed_after" in request.query:
         watermark = _number(request, "committed_after", int)
         await request.app[COMMITS].after(watermark, _number(request, "wait", float, "1"))
-    answer = asyncio.ensure_future(call(request.app[WORKER], roles.status))
+    # read from the instance as last polled: an operator's reads cost a light load no poll
+    answer = asyncio.ensure_future(call(request.app[WORKER], roles.status, current=False))
     try:  # shielded: the status command stays queued, and the worker answers it unawaited
         return web.json_response(await asyncio.wait_for(asyncio.shield(answer), STATUS_WAIT_S))
     except TimeoutError:

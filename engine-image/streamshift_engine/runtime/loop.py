@@ -74,10 +74,14 @@ STEP_S = 0.05  # a step's consume waits for input up to this long (a `submit` en
 
 @dataclass
 class Command:
-    """An action for the worker thread; its result or error lands in `future`."""
+    """An action for the worker thread; its result or error lands in `future`. A `current`
+    one runs at once (the step's consume woken) on an instance up to date (what steps held fed
+    and polled first); one that only reads (`current=False`, a status) is answered after the
+    step, from the instance as last polled, and so costs a light load no extra poll."""
 
     action: Callable[[Worker], Any]
     future: Future[Any] = field(default_factory=Future)
+    current: bool = True
 
 
 class Worker:
@@ -183,10 +187,8 @@ class Worker:
         return config.output_commit_interval_s if short else config.commit_interval_s
 
     def _obey(self) -> None:
-        """Run the queued commands, on an instance up to date: a held poll runs first (the
-        commands run one after another, no step between them)."""
-        if not self.commands.empty():
-            self.flush()
+        """Run the queued commands, one after another, no step between them; a held poll runs
+        before the first `current` one (`Command`)."""
         self._commands()
 
     def _commands(self) -> None:
@@ -195,6 +197,8 @@ class Worker:
                 command = self.commands.get_nowait()
             except queue.Empty:
                 return
+            if command.current:
+                self.flush()
             try:
                 command.future.set_result(command.action(self))
             except CommitStuck as error:  # the caller sees it, and the worker exits (`outage`)
@@ -205,10 +209,11 @@ class Worker:
             self._catch_up()
 
     def submit(self, command: Command) -> None:
-        """Queue `command` for this thread (from any thread) and end the step's consume
-        waiting for input, so the command runs now rather than after up to `STEP_S`."""
+        """Queue `command` for this thread (from any thread); a `current` one ends the step's
+        consume waiting for input, so it runs now rather than after the step's wait."""
         self.commands.put(command)
-        self.source.wake()
+        if command.current:
+            self.source.wake()
 
     def later(self, work: Callable[[], None]) -> None:
         """Run `work` on this thread once the current command has answered (or the current
