@@ -301,7 +301,7 @@ def _rate(warm: Sample, end: Sample) -> Rate:
 
 def cpu_seconds(pid: int) -> CpuTimes:
     """A process's CPU times, from /proc (every thread's, and its Kafka clients' threads')."""
-    user, system = _cpu_of(Path(f"/proc/{pid}/stat").read_text())
+    user, system = cpu_of(Path(f"/proc/{pid}/stat").read_text())
     kafka = kafka_kernel = 0.0
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
@@ -309,7 +309,7 @@ def cpu_seconds(pid: int) -> CpuTimes:
         except OSError:  # the thread ended meanwhile
             continue
         if text[text.index("(") + 1 : text.rindex(")")].startswith("rdk:"):
-            thread_user, thread_system = _cpu_of(text)
+            thread_user, thread_system = cpu_of(text)
             kafka += thread_user + thread_system
             kafka_kernel += thread_system
     return CpuTimes(user + system, kafka, kafka_kernel)
@@ -318,12 +318,12 @@ def cpu_seconds(pid: int) -> CpuTimes:
 def _process_cpu(pid: int | None) -> float | None:
     """User plus system CPU seconds of a process, None without one (no pid, or it ended)."""
     try:
-        return None if pid is None else sum(_cpu_of(Path(f"/proc/{pid}/stat").read_text()))
+        return None if pid is None else sum(cpu_of(Path(f"/proc/{pid}/stat").read_text()))
     except OSError:
         return None
 
 
-def _cpu_of(stat: str) -> tuple[float, float]:
+def cpu_of(stat: str) -> tuple[float, float]:
     """User and system CPU seconds of a /proc `stat` line."""
     fields = stat.rpartition(")")[2].split()
     tick = os.sysconf("SC_CLK_TCK")

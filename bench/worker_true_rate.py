@@ -24,7 +24,6 @@ flat=R`.
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import time
 import uuid
@@ -35,9 +34,10 @@ from streamshift_dev import workers
 from streamshift_dev.cgroups import CpuLimit
 from streamshift_dev.elastic_load import Producing, config, events_for
 
+from bench.runtime import cpu_of
+
 PARTITIONS = 4
 TOKEN = "bench-token"
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def totals(env: dict[str, str]) -> dict[str, Any]:
@@ -51,16 +51,19 @@ def totals(env: dict[str, str]) -> dict[str, Any]:
 def thread_cpu(pid: int) -> dict[int, tuple[str, float]]:
     """CPU seconds (user and system) each thread of process `pid` used so far, with its name."""
     used = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
+    for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{pid}/task/{tid}/comm") as comm:
-                name = comm.read().strip()
+            stat = (task / "stat").read_text()
         except OSError:  # the thread ended
             continue
-        used[int(tid)] = (name, (int(fields[11]) + int(fields[12])) / CLOCK_TICKS)
+        used[int(task.name)] = (stat[stat.index("(") + 1 : stat.rindex(")")], sum(cpu_of(stat)))
     return used
+
+
+def per_busy_second(first: dict[str, Any], last: dict[str, Any]) -> float:
+    """Records processed per busy second between two `totals`."""
+    busy = last["busy_seconds"] - first["busy_seconds"]
+    return (last["processed"] - first["processed"]) / busy if busy > 0 else float("nan")
 
 
 def phase(env: dict[str, str], pid: int, warm_s: float, measure_s: float) -> dict[str, Any]:
@@ -76,12 +79,10 @@ def phase(env: dict[str, str], pid: int, warm_s: float, measure_s: float) -> dic
         ((used - cpu_before.get(tid, (name, 0.0))[1]) * 1000 / span, name)
         for tid, (name, used) in cpu_after.items()
     )
-    busy = last["busy_seconds"] - first["busy_seconds"]
-    processed = last["processed"] - first["processed"]
     return {
-        "processed": processed / span,
-        "busy": busy / span,
-        "true_rate": processed / busy if busy > 0 else float("nan"),
+        "processed": (last["processed"] - first["processed"]) / span,
+        "busy": (last["busy_seconds"] - first["busy_seconds"]) / span,
+        "true_rate": per_busy_second(first, last),
         "lag": float(sum(last["lag_records"].values())),
         "cpu_ms": sum(ms for ms, _ in threads),
         "threads": [f"{name} {ms:.1f}" for ms, name in reversed(threads[-4:])],
@@ -100,9 +101,7 @@ def after_step(
     while time.monotonic() - first["at"] < step_s:
         time.sleep(1.0)
         last = totals(env)
-        busy = last["busy_seconds"] - first["busy_seconds"]
-        processed = last["processed"] - first["processed"]
-        since.append((last["at"] - first["at"], processed / busy if busy > 0 else float("nan")))
+        since.append((last["at"] - first["at"], per_busy_second(first, last)))
         print(f"  {since[-1][0]:5.1f}s after the step: {since[-1][1]:,.0f} per busy second")
     return since
 

@@ -369,12 +369,12 @@ class Instance:
         self.buffers = {p: b for p, b in self.buffers.items() if b}
         merged = {name: Batch.concat(parts) for name, parts in released.items()}
         self.counters["records_processed"] += sum(len(b) for b in merged.values())
-        if self.interleave and len(merged) > 1 and self.pipeline.merges:
-            if not self.ranks_suffice:
-                merged = {name: _sorted(batch) for name, batch in merged.items()}
-            return self.pipeline.process_merged(self._ranked(merged, not self.ranks_suffice))
-        if self.ordered:
+        at_once = self.interleave and len(merged) > 1 and self.pipeline.merges
+        presorted = self.ordered and not (at_once and self.ranks_suffice)
+        if presorted:
             merged = {name: _sorted(batch) for name, batch in merged.items()}
+        if at_once:
+            return self.pipeline.process_merged(self._ranked(merged, presorted))
         results: list[ResultBatch] = []
         for batch in self._in_merge_order(merged):
             results += self.pipeline.process(batch)

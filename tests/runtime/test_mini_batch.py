@@ -101,7 +101,7 @@ def test_a_held_worker_commits_what_an_unheld_one_commits(
             if index in commands:
                 command = Command(lambda w: (w.pending, w.instance.watermark(), w.counts))
                 each.commands.put(command)
-                each._obey()
+                each._commands()
                 answers[side].append(command.future.result())
             if index in commits:
                 each.commit()
@@ -233,7 +233,7 @@ def test_held_raw_records_give_what_decoding_every_consume_gives(
             elif action == 1:
                 command = Command(lambda w: (w.instance.watermark(), dict(w.counts)))
                 each.commands.put(command)
-                each._obey()
+                each._commands()
                 answers[side].append(command.future.result())
     for each in workers:
         each.commit()
@@ -325,7 +325,7 @@ def test_a_command_and_an_idle_step_decode_what_is_held(monkeypatch: pytest.Monk
     assert made.held and made.counts["events_in"] == 0
     command = Command(lambda w: w.counts["events_in"])
     made.commands.put(command)
-    made._obey()
+    made._commands()
     first = sum(len(offsets) for consume in inputs[:5] for offsets, _ in consume.values())
     assert command.future.result() == first and not made.held
     for _ in inputs[5:]:
@@ -352,7 +352,7 @@ def test_a_status_read_neither_wakes_the_step_nor_decodes_what_is_held(
     assert made.held and made.counts["events_in"] == 0
     status = Command(roles.status, current=False)
     made.submit(status)
-    made._obey()
+    made._commands()
     answer = status.future.result()
     assert woken == [] and made.held and made.pending
     assert answer["counts"]["events_in"] == 0 and set(answer["offsets"].values()) == {0}
@@ -360,7 +360,7 @@ def test_a_status_read_neither_wakes_the_step_nor_decodes_what_is_held(
     assert answer["load"]["processed"] == read  # read, held: the lag counts it as read
     current = Command(roles.status)
     made.submit(current)
-    made._obey()
+    made._commands()
     assert woken == [True] and not made.held and not made.pending
     now = current.future.result()
     assert now["counts"]["events_in"] == read and now["offsets"] != answer["offsets"]

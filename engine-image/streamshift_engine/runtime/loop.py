@@ -152,7 +152,7 @@ class Worker:
         self.ready = True
         last_commit = last_snapshot = last_lag = time.monotonic()
         while not self.stopping:
-            self._obey()
+            self._commands()
             self.step(timeout=self.step_wait())
             self._catch_up()
             now = time.monotonic()
@@ -186,12 +186,9 @@ class Worker:
         short = self.dirty or any(role.prompt_commits() for role in self.active_roles())
         return config.output_commit_interval_s if short else config.commit_interval_s
 
-    def _obey(self) -> None:
+    def _commands(self) -> None:
         """Run the queued commands, one after another, no step between them; a held poll runs
         before the first `current` one (`Command`)."""
-        self._commands()
-
-    def _commands(self) -> None:
         while True:
             try:
                 command = self.commands.get_nowait()
