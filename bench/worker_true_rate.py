@@ -48,16 +48,27 @@ def totals(env: dict[str, str]) -> dict[str, Any]:
     return {"at": time.monotonic(), **load}
 
 
-def thread_cpu(pid: int) -> dict[int, tuple[str, float]]:
-    """CPU seconds (user and system) each thread of process `pid` used so far, with its name."""
+def thread_cpu(pid: int) -> dict[int, tuple[str, float, float]]:
+    """Each thread of process `pid`: its name, the CPU seconds (user and system) it used so far,
+    and the seconds it waited runnable for a CPU (`schedstat`'s run delay: the machine's other
+    load, not the quota, which throttles the group instead)."""
     used = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            stat = (task / "stat").read_text()
+            stat, schedstat = (task / "stat").read_text(), (task / "schedstat").read_text()
         except OSError:  # the thread ended
             continue
-        used[int(task.name)] = (stat[stat.index("(") + 1 : stat.rindex(")")], sum(cpu_of(stat)))
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        used[int(task.name)] = (name, sum(cpu_of(stat)), int(schedstat.split()[1]) / 1e9)
     return used
+
+
+def throttled_s(limit: CpuLimit | None) -> float:
+    """Seconds the quota held the group's threads back so far (cgroup v1 `cpu.stat`)."""
+    if limit is None:
+        return 0.0
+    stat = dict(line.split() for line in (limit.cpu / "cpu.stat").read_text().splitlines())
+    return int(stat["throttled_time"]) / 1e9
 
 
 def per_busy_second(first: dict[str, Any], last: dict[str, Any]) -> float:
@@ -66,20 +77,28 @@ def per_busy_second(first: dict[str, Any], last: dict[str, Any]) -> float:
     return (last["processed"] - first["processed"]) / busy if busy > 0 else float("nan")
 
 
-def phase(env: dict[str, str], pid: int, warm_s: float, measure_s: float) -> dict[str, Any]:
-    """Records per second and per busy second, the busy fraction, and the CPU milliseconds per
-    second of the worker's busiest threads, over `measure_s` seconds after `warm_s` at the load
-    running."""
+def phase(
+    env: dict[str, str], pid: int, limit: CpuLimit | None, warm_s: float, measure_s: float
+) -> dict[str, Any]:
+    """Records per second and per busy second, the busy fraction, the CPU milliseconds per
+    second of the worker's busiest threads, the milliseconds per second its threads waited for a
+    CPU (all of them, and the busiest one's) and the quota throttled the group, over `measure_s`
+    seconds after `warm_s` at the load running."""
     time.sleep(warm_s)
-    first, cpu_before = totals(env), thread_cpu(pid)
+    first, cpu_before, throttled_before = totals(env), thread_cpu(pid), throttled_s(limit)
     time.sleep(measure_s)
-    last, cpu_after = totals(env), thread_cpu(pid)
+    last, cpu_after, throttled_after = totals(env), thread_cpu(pid), throttled_s(limit)
     span = last["at"] - first["at"]
-    threads = sorted(
-        ((used - cpu_before.get(tid, (name, 0.0))[1]) * 1000 / span, name)
-        for tid, (name, used) in cpu_after.items()
-    )
+    threads, waits = [], []
+    for tid, (name, used, waited) in cpu_after.items():
+        _, used_before, waited_before = cpu_before.get(tid, (name, 0.0, 0.0))
+        threads.append(((used - used_before) * 1000 / span, name))
+        waits.append((threads[-1][0], (waited - waited_before) * 1000 / span))
+    threads.sort()
     return {
+        "wait_ms": sum(ms for _, ms in waits),
+        "busiest_wait_ms": max(waits)[1],
+        "throttled_ms": (throttled_after - throttled_before) * 1000 / span,
         "processed": (last["processed"] - first["processed"]) / span,
         "busy": (last["busy_seconds"] - first["busy_seconds"]) / span,
         "true_rate": per_busy_second(first, last),
@@ -140,7 +159,7 @@ def measured(
         workers.wait_ready(env, process, timeout=90, log=log)
         if step:
             return {"since": after_step(env, producing, args.warm_s, args.step_s)}
-        result = phase(env, process.pid, args.warm_s, args.measure_s)
+        result = phase(env, process.pid, limit, args.warm_s, args.measure_s)
         return {"input": producing.records / (time.monotonic() - producing.started), **result}
     finally:
         producing.stop()
@@ -174,6 +193,10 @@ def main() -> None:
         )
         threads = ", ".join(r["threads"])
         print(f"{'':>12}  CPU {r['cpu_ms']:.1f} ms/s, busiest threads (ms/s): {threads}")
+        print(
+            f"{'':>12}  waited for a CPU {r['wait_ms']:.1f} ms/s (the busiest thread "
+            f"{r['busiest_wait_ms']:.1f}), throttled by the quota {r['throttled_ms']:.1f} ms/s"
+        )
     flat_rate = results.pop("flat")["true_rate"]
     lights = [r["true_rate"] for r in results.values()]
     spread = max(abs(rate - flat_rate) for rate in lights) / flat_rate

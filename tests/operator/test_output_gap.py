@@ -11,7 +11,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 from operator_stack import read_stack
-from streamshift_operator.migration.output_gap import longest_pause, measure, output_times
+from streamshift_operator.migration.output_gap import gap_of, longest_pause, measure, output_times
 
 
 def test_the_longest_pause_counts_from_the_last_result_before_the_stretch() -> None:
@@ -33,6 +33,23 @@ def test_the_rhythm_before_does_not_count_the_query_start_up() -> None:
     assert longest_pause(times, 0.0, 30.0, after_a_result=True) == (2.0, 1.0)
     assert longest_pause([5.0], 10.0, 12.0, after_a_result=True) == (7.0, 7.0)  # from 5.0
     assert longest_pause([], 0.0, 30.0, after_a_result=True) == (0.0, 0.0)
+
+
+def test_each_partition_pauses_on_its_own_so_staggered_instances_show_no_false_gap() -> None:
+    """Three instances fire every 10 s, each at its own moment, into partitions 0-2; after a
+    scale-down at 30 s one instance fires every 10 s into all three. No stream paused longer
+    than 10 s; over the union of the partitions the rhythm before would read 4 s and the
+    scale-down a gap of 10 s."""
+    before = {p: [offset + 10.0 * k for k in range(3)] for p, offset in enumerate((1.0, 4.0, 7.0))}
+    times = {p: [*earlier, 31.0, 41.0, 51.0] for p, earlier in before.items()}
+    gap = gap_of(times, 30.0, 55.0)
+    assert (gap.during, gap.before, gap.open) == (10.0, 10.0, 4.0)
+
+
+def test_a_partition_that_stops_is_a_gap_and_one_without_results_is_none() -> None:
+    times = {0: [1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 15.0], 1: [2.0, 4.0, 6.0], 2: []}
+    gap = gap_of(times, 5.0, 15.0)
+    assert (gap.during, gap.before, gap.open) == (9.0, 2.0, 9.0)  # partition 1 since 6.0
 
 
 def _topic(bootstrap: str, partitions: int) -> str:
@@ -61,7 +78,8 @@ def test_committed_timestamps_of_the_moving_partitions_give_the_gap() -> None:
     producer.abort_transaction(30)
 
     read = output_times(bootstrap, topic, [0], steady[2])
-    assert read == pytest.approx(steady[2:] + resumed, abs=0.001)
+    assert read.keys() == {0}
+    assert read[0] == pytest.approx(steady[2:] + resumed, abs=0.001)
     start, end = steady[15] + 1, resumed[-1]  # the migration's stretch
     gap = measure(bootstrap, topic, [0], start, end)
     assert gap.during == pytest.approx(7.0, abs=0.01)

@@ -2,20 +2,25 @@
 
 The moving partitions' results land in the sink partitions of their key groups (`p mod n`, the
 workers' sink rule). Their Kafka timestamps are the wall-clock times the workers produced them;
-read `read_committed`, they are exactly the output a consumer sees. The gap is the longest
-pause between consecutive results over the migration, from entering Preparing to the cost
-being recorded, the pause still open at that time included; it is set against the query's
-steady rhythm: the longest pause between consecutive results over a stretch as long just before
-the migration (q5 fires every slide). The rhythm counts only pauses after a result, so a query
-that started within that stretch does not count its start-up (the wait for its first result).
-The cost is recorded once the output has resumed (the open pause is no longer than the
-rhythm), or after `RESUME_WAIT_S` in Finalizing with the pause still open, a lower bound.
+read `read_committed`, they are exactly the output a consumer sees. Pauses are measured on each
+sink partition alone, the stream one consumer of it reads: the results of several instances
+interleave across partitions, each firing at its own moment, so over the union of partitions
+their staggered windows would show a rhythm shorter than any one stream's, and fewer instances
+after a scale-down a longer one, with no pause in any stream. The gap is the longest pause
+between consecutive results of one partition over the migration, from entering Preparing to the
+cost being recorded, the pause still open at that time included; it is set against the query's
+steady rhythm: the longest pause between consecutive results of one partition over a stretch as
+long just before the migration (q5 fires every slide). The rhythm counts only pauses after a
+result, so a query that started within that stretch does not count its start-up (the wait for
+its first result); a partition without a result over both stretches has no stream to pause.
+The cost is recorded once the output has resumed (no open pause longer than the rhythm), or
+after `RESUME_WAIT_S` in Finalizing with the pause still open, a lower bound.
 Blocking reads run in a thread.
 """
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -59,8 +64,11 @@ def longest_pause(
     return max(longest, end - last), end - last
 
 
-def output_times(bootstrap: str, topic: str, partitions: list[int], since: float) -> list[float]:
-    """Timestamps (s) of the committed records on `partitions` from `since` to the end now."""
+def output_times(
+    bootstrap: str, topic: str, partitions: list[int], since: float
+) -> dict[int, list[float]]:
+    """Timestamps (s) of the committed records on each of `partitions` from `since` to the end
+    now."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -78,13 +86,13 @@ def output_times(bootstrap: str, topic: str, partitions: list[int], since: float
         }
         reading = [tp for tp in starts if 0 <= tp.offset < ends[tp.partition]]
         consumer.assign(reading)
-        times: list[float] = []
+        times: dict[int, list[float]] = {p: [] for p in partitions}
         deadline, quiet = time.monotonic() + TIMEOUT_S, time.monotonic() + QUIET_S
         while reading and time.monotonic() < min(deadline, quiet):
             for message in consumer.consume(10_000, 0.2):
                 quiet = time.monotonic() + QUIET_S
                 if message.error() is None:
-                    times.append(message.timestamp()[1] / 1000)
+                    times[int(message.partition() or 0)].append(message.timestamp()[1] / 1000)
             positions = consumer.position(reading)
             if all(tp.offset >= ends[tp.partition] for tp in positions):
                 break
@@ -94,12 +102,21 @@ def output_times(bootstrap: str, topic: str, partitions: list[int], since: float
 
 
 def measure(bootstrap: str, topic: str, partitions: list[int], start: float, end: float) -> Gap:
-    """The pauses on `partitions` over [start, end], and the rhythm over the stretch as long
-    before it (pauses after a result only)."""
+    """The pauses on `partitions` over [start, end] and over the stretch as long before it."""
+    return gap_of(output_times(bootstrap, topic, partitions, 2 * start - end), start, end)
+
+
+def gap_of(times_by_partition: Mapping[int, Sequence[float]], start: float, end: float) -> Gap:
+    """The longest pause of any one partition over [start, end], and the rhythm: its longest
+    pause after a result over the stretch as long before it."""
     length = end - start
-    times = output_times(bootstrap, topic, partitions, start - length)
-    during, still_open = longest_pause(times, start, end)
-    before, _ = longest_pause(times, start - length, start, after_a_result=True)
+    during = before = still_open = 0.0
+    for times in times_by_partition.values():
+        if times:
+            pause, pause_open = longest_pause(times, start, end)
+            rhythm, _ = longest_pause(times, start - length, start, after_a_result=True)
+            during, before = max(during, pause), max(before, rhythm)
+            still_open = max(still_open, pause_open)
     return Gap(during=round(during, 3), before=round(before, 3), open=round(still_open, 3))
 
 
