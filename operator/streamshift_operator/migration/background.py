@@ -1,0 +1,50 @@
+"""Work that must not compete with the data path: the output verification, in a child process
+at the lowest CPU priority.
+
+A verification reads a query's whole input and output and runs the reference over it: on this
+machine 60-90 s of a core for a few million events. In a thread of the operator it competed, at
+the priority of everything else, with the workers and the broker for the node's cores (through
+a scale-up's Finalizing the three new workers' lag sat at the tolerance), and held the
+operator's GIL against its handlers. In a child process at niceness `NICENESS` it takes what
+the rest leaves, so it ends later on a busy node and never slows the query it verifies, and the
+memory it reads the input into goes back to the system when it ends. The children are started
+by `spawn` (the operator's process has threads: a fork would copy their locks) and kept for the
+next verification.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from streamshift_operator.migration.verification import verify
+from streamshift_operator.models.migration import Verification
+from streamshift_operator.models.streamquery import StreamQuerySpec
+from streamshift_operator.resources.pods import QueryIdentity
+
+NICENESS = 19
+PROCESSES = 2  # verifications of several migrations at once; each holds its inputs in memory
+
+
+def lowest_priority() -> None:
+    """A child's initializer: the lowest CPU priority, for the process and what it starts."""
+    os.setpriority(os.PRIO_PROCESS, 0, NICENESS)
+
+
+@functools.cache
+def pool() -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(
+        PROCESSES, multiprocessing.get_context("spawn"), initializer=lowest_priority
+    )
+
+
+async def verify_in_background(
+    spec: StreamQuerySpec, plan_doc: dict[str, Any], query: QueryIdentity, touched_to: int
+) -> Verification:
+    """`verification.verify` in a child process at the lowest priority."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(pool(), verify, spec, plan_doc, query, touched_to)
