@@ -466,3 +466,19 @@ def test_a_step_up_is_sized_by_the_input_after_it_not_the_windows_average() -> N
     assert seen.action is Action.SCALE_UP and seen.parallelism == 3
     rate = true_rate(obs.instances)
     assert rate is not None and seen.parallelism == math.ceil(59_800 / (rate * 0.6))
+
+
+def test_a_step_up_seen_at_once_is_a_scale_up_of_instances_falling_behind() -> None:
+    """bench-autoscaler 16:03: 10 s after a step to 70.3K records/s over one worker of 47.9K per
+    busy second the backlog had not grown in the newest interval, and the scale-up taken at once
+    was not marked behind, so `auto` ran UniMiCo, whose saturated origin then drained alone for
+    104 s. Input beyond what the instances process fully busy is falling behind; a step up
+    the instances still keep up with is not."""
+    p = policy(0.6)
+    busy = (InstanceLoad(9.8, 479_440, 10.0),)
+    obs = Observation(100.0, 1, PARTITIONS, 70_300.0, 200_000, 3.0, busy, None)
+    decision = decide(obs, p, None)
+    assert (decision.action, decision.parallelism, decision.behind) == (Action.SCALE_UP, 3, True)
+    within = replace(obs, input_rate=40_000.0, lag_records=0, lag_seconds=0.0)
+    up = decide(within, p, None)
+    assert (up.action, up.behind) == (Action.SCALE_UP, False)

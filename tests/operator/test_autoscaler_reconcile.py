@@ -141,14 +141,16 @@ def test_an_overloaded_query_gets_one_owned_migration_with_its_reason(
     [migration] = kube.created
     assert migration["metadata"]["name"] == "q5-autoscale-e0-p4"
     assert migration["metadata"]["ownerReferences"][0]["uid"] == "uid-q5"
-    assert migration["spec"] == {
+    assert migration["spec"] == {  # 3000/s over 2 x 1000: falling behind, so the backlog moves
         "queryRef": {"name": "q5"},
-        "protocol": "auto",
+        "protocol": "moving-state",
         "target": {"parallelism": 4},
         "verify": True,
     }
-    reason = migration["metadata"]["annotations"][REASON_ANNOTATION]
+    annotated = migration["metadata"]["annotations"][REASON_ANNOTATION]
+    reason, why = annotated.split("; moving-state: ")
     assert "input 3000/s" in reason and "need 6 instances" in reason
+    assert why.startswith("the instances are behind their input")
     last = kube.patches[-1]
     assert (last["action"], last["recommendedParallelism"]) == ("scale-up", 4)
     assert last["inputRate"] == 3000.0 and last["trueRate"] == 1000.0

@@ -102,8 +102,8 @@ class Decision:
     loaded: Capacity | None
     """The remembered rate (`capacity_rate`), to hand to the next decision."""
     behind: bool = False
-    """A scale-up of instances behind their input: the backlog grows, or the lag is beyond the
-    tolerance (the protocol then matters: `record.protocol_of`)."""
+    """A scale-up of instances falling behind their input (`falling_behind`): the protocol then
+    matters (`record.protocol_of`)."""
 
 
 def true_rate(instances: tuple[InstanceLoad, ...]) -> float | None:
@@ -175,10 +175,18 @@ def decide(
     act = action is not Action.HOLD and not policy.recommend_only
     if action is Action.SCALE_DOWN and act:
         kept = None
-    behind = action is Action.SCALE_UP and (
-        measured_overload(obs, policy) is not None or obs.lag_seconds > policy.lag_tolerance_seconds
-    )
+    behind = action is Action.SCALE_UP and falling_behind(obs, policy, rate)
     return Decision(action, parallelism, reason, act, kept, measured, rate, remembered, behind)
+
+
+def falling_behind(obs: Observation, policy: Policy, rate: float | None) -> bool:
+    """Whether the instances fall behind their input: the backlog grew in the newest interval
+    (measured for long enough or not), the lag is beyond the tolerance, or the input arrives
+    faster than they process fully busy (a step up seen at once, before the backlog's growth
+    is)."""
+    arriving = max(obs.input_rate, obs.recent_input_rate or 0.0)
+    saturated = rate is not None and arriving > obs.parallelism * rate
+    return obs.overload is not None or saturated or obs.lag_seconds > policy.lag_tolerance_seconds
 
 
 _Verdict = tuple[Action, int, str, PendingScaleDown | None]
