@@ -55,7 +55,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -300,18 +300,29 @@ def run(
 
 def decoded(name: str, parts: list[tuple[Any, Any, Any]], fmt: str, schema: Schema) -> Batch:
     """The records of one partition's polls decoded as a worker decodes them: JSON in one
-    `decode_json` call (values, partitions and offsets joined), columnar record by record."""
+    `decode_json` call (values, partitions and offsets joined: `joined`), columnar record by
+    record."""
     if fmt != "json":
         batches = [decode_columnar(payload, schema.names) for payload, _, _ in parts]
         return batches[0] if len(batches) == 1 else Batch.concat(batches)
     if len(parts) == 1:
         payload, partitions, offsets = parts[0]
     else:
-        payload = [record for part in parts for record in part[0]]
+        payload = joined([part[0] for part in parts])
         partitions = np.concatenate([part[1] for part in parts])
         offsets = np.concatenate([part[2] for part in parts])
     batch, _ = decode_json(name, payload, partitions, offsets, schema)
     return batch
+
+
+def joined(parts: list[list[bytes]]) -> Collection[bytes]:
+    """One partition's held records as the engine's worker joins them (`Consumes.joined`):
+    `Chained`, or copied into one list by an engine without it (`--against`)."""
+    try:
+        from streamshift_engine.events.chained import Chained
+    except ImportError:
+        return [record for part in parts for record in part]
+    return Chained(parts)
 
 
 def disorder_supported() -> bool:

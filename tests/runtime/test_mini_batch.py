@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamshift_engine.events.batch import Batch
+from streamshift_engine.events.chained import Chained
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter, decode_json, encode_json
 from streamshift_engine.migration.port import InstancePort
@@ -312,6 +313,37 @@ def test_held_consumes_are_decoded_in_one_call_per_position_when_a_commit_comes(
     per_consume = {p: sum(p in c for c in inputs) for p in ends}
     assert {p: len(made.starts[p]) for p in ends} == per_consume
     assert not made.pending and not made.held
+
+
+def test_held_consumes_reach_the_decode_as_the_lists_read_not_copied(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A position read by several consumes is decoded from the lists each consume read, in
+    consume order (`Chained`): no joined list touches every held record again."""
+    inputs = consumes("nexmark-q3", 7, 2_000, 40, 0.0)[:12]
+    handed: dict[str, Any] = {}
+
+    def kept(name: str, records: Any, partitions: Any, *rest: Any) -> Any:
+        handed[f"{name}|{int(partitions[0])}"] = records
+        return decode_json(name, records, partitions, *rest)
+
+    monkeypatch.setattr(source, "decode_json", kept)
+    made = worker(monkeypatch, "nexmark-q3", inputs, Hold(10**9, 1e9))
+    for _ in inputs:
+        made.step(timeout=0.0)
+    read = {
+        f"{n}|{p}": [values for _, (_, values) in parts]
+        for (n, p), parts in made.held.parts.items()
+    }
+    made.commit()
+    assert handed.keys() == read.keys() and any(len(lists) > 1 for lists in read.values())
+    for position, lists in read.items():
+        records = handed[position]
+        if len(lists) > 1:
+            assert isinstance(records, Chained)
+            assert [id(part) for part in records.parts] == [id(values) for values in lists]
+        else:
+            assert records is lists[0]
 
 
 def test_a_command_and_an_idle_step_decode_what_is_held(monkeypatch: pytest.MonkeyPatch) -> None:

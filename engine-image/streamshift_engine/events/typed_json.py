@@ -24,7 +24,7 @@ agreement on random and edge-case records.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection
 from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -76,7 +76,7 @@ def _attribute_values(attribute: str) -> Callable[[list[Any]], list[Any]]:
     return values
 
 
-Reader = Callable[[Sequence["Buffer"]], dict[str, npt.NDArray[Any]]]
+Reader = Callable[[Collection["Buffer"]], dict[str, npt.NDArray[Any]]]
 
 
 @lru_cache(maxsize=256)
@@ -93,7 +93,7 @@ def columns_reader(
         for name, kind in read
     ]
 
-    def read_columns(records: Sequence[Buffer]) -> dict[str, npt.NDArray[Any]]:
+    def read_columns(records: Collection[Buffer]) -> dict[str, npt.NDArray[Any]]:
         decoded = list(map(decode, records))
         count = len(decoded)
         return {name: np.fromiter(get(decoded), dtype, count) for name, get, dtype in getters}
@@ -102,7 +102,7 @@ def columns_reader(
 
 
 def decode_columns(
-    records: Sequence[Buffer],
+    records: Collection[Buffer],
     fields: tuple[tuple[str, str], ...],
     read: tuple[tuple[str, str], ...],
 ) -> dict[str, npt.NDArray[Any]]:

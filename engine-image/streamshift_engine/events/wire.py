@@ -158,14 +158,15 @@ def encode_json(batch: Batch) -> list[bytes]:
 
 def decode_json(
     source: str,
-    records: Sequence[Buffer],
+    records: Collection[Buffer],
     partitions: Sequence[int] | npt.NDArray[np.integer[Any]],
     offsets: Sequence[int] | npt.NDArray[np.integer[Any]],
     schema: Schema,
 ) -> tuple[Batch, list[DeadLetter]]:
     """Decode JSON records of one source; malformed ones come back as dead letters. Records
-    are bytes or any read-only buffer (a Kafka record where the consumer holds it): the typed
-    path reads them in place; orjson, on the slower paths, reads copies of them as bytes."""
+    are bytes or any read-only buffer (a Kafka record where the consumer holds it), in any
+    collection (several consumes' lists as one: `Chained`): the typed path reads them in place;
+    orjson, on the slower paths, reads copies of them as bytes."""
     partition = np.asarray(partitions, dtype=np.int32)
     offset = np.asarray(offsets, dtype=np.int64)
     if not len(partition) == len(offset) == len(records):
@@ -183,7 +184,7 @@ def decode_json(
     return batch, []
 
 
-def _typed_or_parsed(records: Sequence[Buffer], schema: Schema) -> dict[str, npt.NDArray[Any]]:
+def _typed_or_parsed(records: Collection[Buffer], schema: Schema) -> dict[str, npt.NDArray[Any]]:
     """Columns by the typed path, else by parsing every record; raises if a record is malformed."""
     try:
         return schema.reader(records)

@@ -32,7 +32,7 @@ import bisect
 import itertools
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +41,7 @@ import pyarrow as pa
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
 from streamshift_engine.events.batch import Batch
+from streamshift_engine.events.chained import Chained
 from streamshift_engine.events.wire import DeadLetter, decode_columnar, decode_json
 from streamshift_engine.runtime import _fastconsume
 from streamshift_engine.runtime._fastconsume import Payload
@@ -54,7 +55,7 @@ PARTITION_FETCH_MAX_BYTES = 2 << 20
 PARTITION_FETCH_MIN_BYTES = 64 << 10
 CLIENT_ID = "streamshift-source"  # `_fastconsume` checks the handle it reads is named so
 Position = tuple[str, int]
-Records = tuple[npt.NDArray[np.int64], list[Payload]]  # Kafka offsets and values of a position
+Records = tuple[npt.NDArray[np.int64], Collection[Payload]]  # a position's Kafka offsets, values
 
 
 SPLIT_MARK = ":split"  # ends a committed offset's metadata while a hand-off splits the output
@@ -106,13 +107,14 @@ class Consumes:
         return True
 
     def joined(self) -> Iterator[tuple[Position, Records]]:
-        """Per (input, partition), the records of all consumes, in offset order."""
+        """Per (input, partition), the records of all consumes, in offset order: the values of
+        several consumes `Chained`, not copied into one list."""
         for position, parts in self.parts.items():
             if len(parts) == 1:
                 yield position, parts[0][1]
             else:
                 offsets = np.concatenate([records[0] for _, records in parts])
-                yield position, (offsets, [v for _, records in parts for v in records[1]])
+                yield position, (offsets, Chained([records[1] for _, records in parts]))
 
     def ends(self, slots: int) -> dict[Position, int]:
         """Per position held, the event offset after its last record held."""
@@ -388,7 +390,8 @@ class KafkaSource:
         if max(map(len, values)) <= limit:
             return records, []
         name, partition = position
-        kept = [i for i, value in enumerate(values) if len(value) <= limit]
+        listed = list(values)  # indexed below: a `Chained` is not
+        kept = [i for i, value in enumerate(listed) if len(value) <= limit]
         dead = [
             DeadLetter(
                 name,
@@ -397,10 +400,10 @@ class KafkaSource:
                 oversize(len(value), limit),
                 bytes(memoryview(value)[:limit]),
             )
-            for i, value in enumerate(values)
+            for i, value in enumerate(listed)
             if len(value) > limit
         ]
-        return (offsets[kept], [values[i] for i in kept]), dead
+        return (offsets[kept], [listed[i] for i in kept]), dead
 
     def _decode(self, position: Position, records: Records) -> tuple[Batch, list[DeadLetter]]:
         name, partition = position

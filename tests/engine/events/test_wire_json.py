@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import array
+import itertools
+from collections.abc import Collection
 
 import numpy as np
 import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamshift_engine.events.batch import Batch
+from streamshift_engine.events.chained import Chained
 from streamshift_engine.events.wire import DeadLetter, Schema, decode_json, encode_json
 from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.nexmark.model import BID, SCHEMAS
@@ -88,12 +91,18 @@ MALFORMED = [
     bad=st.lists(st.sampled_from(range(len(MALFORMED))), min_size=1, max_size=4),
     data=st.data(),
     as_buffers=st.booleans(),
+    cuts=st.lists(st.integers(0, 12), max_size=3),
 )
 def test_malformed_records_become_dead_letters_and_decoding_continues(
-    rows: list[dict[str, object]], bad: list[int], data: st.DataObject, as_buffers: bool
+    rows: list[dict[str, object]],
+    bad: list[int],
+    data: st.DataObject,
+    as_buffers: bool,
+    cuts: list[int],
 ) -> None:
     """Records as bytes or as other buffers (as the Kafka source hands them over, where the
-    consumer holds them): the same batch and dead letters, whose raw records are bytes."""
+    consumer holds them), in one list or in several `Chained` (cut at `cuts`, as a worker holds
+    several consumes): the same batch and dead letters, whose raw records are bytes."""
     records = [orjson.dumps(row) for row in rows]
     expected_rows = list(_batch(rows).rows())
     positions = []
@@ -105,7 +114,11 @@ def test_malformed_records_become_dead_letters_and_decoding_continues(
     reasons = {p: MALFORMED[c][1] for p, c in zip(positions, bad, strict=True)}
     n = len(records)
     partitions, offsets = [p % 4 for p in range(n)], [100 + p for p in range(n)]
-    handed = [_buffer(r) for r in records] if as_buffers else records
+    listed: list[bytes | array.array[int]] = [_buffer(r) if as_buffers else r for r in records]
+    handed: Collection[bytes | array.array[int]] = listed
+    if cuts:
+        bounds = [0, *sorted(min(cut, n) for cut in cuts), n]
+        handed = Chained([listed[a:b] for a, b in itertools.pairwise(bounds)])
     decoded, dead = decode_json("s", handed, partitions, offsets, SCHEMA)
     assert list(decoded.rows()) == expected_rows
     good = [p for p in range(n) if p not in reasons]
