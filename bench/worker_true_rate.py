@@ -7,9 +7,10 @@ millicores, as the node agent runs a pod; 0 for none) reads persons and auctions
 process (`elastic_load.Producing`): for each `--light` rate, then flat out (`--backlog-s` seconds
 of it before the worker starts, so input waits throughout), the growth of its `/v1/status`
 `load` totals (`busy_seconds`, `processed`) over `--measure-s` seconds after `--warm-s` seconds
-at that load, and the CPU its busiest threads used meanwhile (`/proc`: the loop's, the Kafka
-clients', the commits'). Each phase has topics and a worker of its own (event time starts at 0
-for each, as q8's windows need).
+at that load, the CPU its busiest threads used meanwhile (`/proc`: the loop's, the Kafka
+clients', the commits'), how long its threads waited for a CPU (`schedstat`) and how long the
+quota throttled its group (`cpu.stat`). Each phase has topics and a worker of its own (event
+time starts at 0 for each, as q8's windows need).
 
 `--step-s`: one more phase, a step from the first light rate to flat out, read every second
 for that many seconds: the records per busy second since the step, what the autoscaler sizes a

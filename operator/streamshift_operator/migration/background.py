@@ -1,17 +1,15 @@
 """Work that must not compete with the data path: the output verification, in a child process
 at the lowest CPU priority.
 
-A verification reads a query's whole input and output and runs the reference over it: on this
-machine 60-90 s of a core for a few million events. In a thread of the operator it competed, at
-the priority of everything else, with the workers and the broker for the node's cores (through
-a scale-up's Finalizing the three new workers' lag sat at the tolerance), and held the
-operator's GIL against its handlers. In a child process at niceness `NICENESS` it takes what
-the rest leaves, so it ends later on a busy node and never slows the query it verifies, and the
-memory it reads the input into goes back to the system when it ends. The children are started
-by `spawn` (the operator's process has threads: a fork would copy their locks) and kept for the
-next verification; each is killed when the operator's process ends (`PR_SET_PDEATHSIG`), however
-it ends: an orphan would verify on for a migration no operator records (one did for 14 minutes
-after its operator was stopped).
+A verification reads a query's whole input and output and runs the reference over it, a core's
+work for a minute or more on a few million events. In a thread of the operator it would compete
+at the priority of everything else with the workers and the broker for the node's cores, and
+hold the operator's GIL against its handlers. In a child process at niceness `NICENESS` it takes
+what the rest leaves, so it ends later on a busy node and never slows the query it verifies, and
+the memory it reads the input into goes back to the system when it ends. The children are
+started by `spawn` (the operator's process has threads: a fork would copy their locks) and kept
+for the next verification; each is killed when the operator's process ends, however it ends
+(`PR_SET_PDEATHSIG`): an orphan would go on verifying a migration no operator records.
 """
 
 from __future__ import annotations
@@ -48,6 +46,7 @@ def lowest_priority(parent: int) -> None:
 
 @functools.cache
 def pool() -> ProcessPoolExecutor:
+    """The operator's verification processes, started on first use."""
     return ProcessPoolExecutor(
         PROCESSES,
         multiprocessing.get_context("spawn"),
