@@ -15,6 +15,7 @@ verification that is not exact is a Warning Event. Every tick looks at the pods 
 timeout. A query deleted, or being deleted, abandons its migration (Failed at once).
 """
 
+import asyncio
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -25,7 +26,6 @@ from streamshift_operator.clients.control_api import ControlError
 from streamshift_operator.clients.kube import MIGRATIONS, STREAM_QUERIES
 from streamshift_operator.context import Context
 from streamshift_operator.migration import admission, output_gap
-from streamshift_operator.migration.background import verify_in_background
 from streamshift_operator.migration.hand_over import hand_over
 from streamshift_operator.migration.lost_pods import lost_pod
 from streamshift_operator.migration.phase_machine import (
@@ -38,6 +38,7 @@ from streamshift_operator.migration.phase_machine import (
 from streamshift_operator.migration.phase_steps import perform
 from streamshift_operator.migration.run import Run
 from streamshift_operator.migration.status import migration_conditions, status_patch
+from streamshift_operator.migration.verification import verify
 from streamshift_operator.models.common import Condition
 from streamshift_operator.models.migration import (
     TERMINAL,
@@ -201,7 +202,7 @@ async def _verify(run: Run, status: MigrationStatus) -> bool:
         return False
     touched_to = max(mark for mark in marks if mark is not None)
     began = time.monotonic()
-    status.verification = await verify_in_background(run.spec, run.plan, run.query, touched_to)
+    status.verification = await asyncio.to_thread(verify, run.spec, run.plan, run.query, touched_to)
     seconds = round(time.monotonic() - began, 3)
     status.cost = status.cost.model_copy(update={"verification_seconds": seconds})
     return True

@@ -15,8 +15,8 @@ output. The verification waits, up to `WAIT_S`, until the committed watermark pa
 point, or the workers' commits reach the end of the input and that end stays put for
 `STOPPED_S` (the input has stopped: no more windows close, and those still open have no result
 in the reference either; a live input the workers keep up with is at its end only for
-moments). A comparison that cannot reach that point is not exact and says so. Blocking and
-CPU-bound: the operator runs it in a child process at the lowest priority (`background`).
+moments). A comparison that cannot reach that point is not exact and says so. Blocking: run it
+in a thread.
 """
 
 import time
