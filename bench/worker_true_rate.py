@@ -64,14 +64,6 @@ def thread_cpu(pid: int) -> dict[int, tuple[str, float, float]]:
     return used
 
 
-def throttled_s(limit: CpuLimit | None) -> float:
-    """Seconds the quota held the group's threads back so far (cgroup v1 `cpu.stat`)."""
-    if limit is None:
-        return 0.0
-    stat = dict(line.split() for line in (limit.cpu / "cpu.stat").read_text().splitlines())
-    return int(stat["throttled_time"]) / 1e9
-
-
 def per_busy_second(first: dict[str, Any], last: dict[str, Any]) -> float:
     """Records processed per busy second between two `totals`."""
     busy = last["busy_seconds"] - first["busy_seconds"]
@@ -85,27 +77,29 @@ def phase(
     second of the worker's busiest threads, the milliseconds per second its threads waited for a
     CPU (all of them, and the busiest one's) and the quota throttled the group, over `measure_s`
     seconds after `warm_s` at the load running."""
+    throttled = limit.throttled_seconds if limit is not None else lambda: 0.0
     time.sleep(warm_s)
-    first, cpu_before, throttled_before = totals(env), thread_cpu(pid), throttled_s(limit)
+    first, cpu_before, throttled_before = totals(env), thread_cpu(pid), throttled()
     time.sleep(measure_s)
-    last, cpu_after, throttled_after = totals(env), thread_cpu(pid), throttled_s(limit)
+    last, cpu_after, throttled_after = totals(env), thread_cpu(pid), throttled()
     span = last["at"] - first["at"]
-    threads, waits = [], []
+    threads = []  # (CPU ms/s, wait ms/s, name), the busiest last
     for tid, (name, used, waited) in cpu_after.items():
         _, used_before, waited_before = cpu_before.get(tid, (name, 0.0, 0.0))
-        threads.append(((used - used_before) * 1000 / span, name))
-        waits.append((threads[-1][0], (waited - waited_before) * 1000 / span))
+        threads.append(
+            ((used - used_before) * 1000 / span, (waited - waited_before) * 1000 / span, name)
+        )
     threads.sort()
     return {
-        "wait_ms": sum(ms for _, ms in waits),
-        "busiest_wait_ms": max(waits)[1],
+        "wait_ms": sum(wait for _, wait, _ in threads),
+        "busiest_wait_ms": threads[-1][1],
         "throttled_ms": (throttled_after - throttled_before) * 1000 / span,
         "processed": (last["processed"] - first["processed"]) / span,
         "busy": (last["busy_seconds"] - first["busy_seconds"]) / span,
         "true_rate": per_busy_second(first, last),
         "lag": float(sum(last["lag_records"].values())),
-        "cpu_ms": sum(ms for ms, _ in threads),
-        "threads": [f"{name} {ms:.1f}" for ms, name in reversed(threads[-4:])],
+        "cpu_ms": sum(ms for ms, _, _ in threads),
+        "threads": [f"{name} {ms:.1f}" for ms, _, name in reversed(threads[-4:])],
     }
 
 

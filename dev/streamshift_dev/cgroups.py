@@ -75,6 +75,11 @@ class CpuLimit:
         """CPU time the group's processes have used."""
         return int((self.cpuacct / "cpuacct.usage").read_text()) / 1e9
 
+    def throttled_seconds(self) -> float:
+        """Time the quota has held the group's threads back (`cpu.stat`'s `throttled_time`)."""
+        stat = dict(line.split() for line in (self.cpu / "cpu.stat").read_text().splitlines())
+        return int(stat["throttled_time"]) / 1e9
+
     def remove(self) -> bool:
         """Kill what is left in the groups and remove them; True once they are gone."""
         gone = True

@@ -67,11 +67,9 @@ class Settings:
     """The scenario: the workers' CPU limit and the autoscaler's policy."""
 
     cpu_limit_m: int = 100
-    """A worker pod's CPU limit. A worker's poll costs about 12 ms of CPU a second whatever
-    its load (bench.worker_true_rate): at 60m a fifth of the quota, and the step's low load
-    (30% of one worker's capacity) read at the target's threshold; at 100m about an eighth,
-    while this machine's producer (about 145K records/s flat out) still writes the high load
-    of three such workers (about 73K/s)."""
+    """A worker pod's CPU limit: large enough that a worker's fixed CPU cost per second (its
+    polls, whatever the load) is a small share of the quota, small enough that this machine's
+    producer writes the high load of three such workers (docs/autoscaler.md)."""
     target: float = 0.6
     """The autoscaler's target utilization (`spec.autoscaler.targetUtilization`)."""
     lag_tolerance_s: int = 10

@@ -172,10 +172,7 @@ class Instance:
             "future": 0,
             "results": 0,
         }
-        self.interleave = any(
-            op.type == "window_join" and op.params["window"]["kind"] in ("range", "rows")
-            for op in plan.operators
-        )
+        self.interleave = any(_symmetric_join(op) for op in plan.operators)
         self.ordered = self.interleave or any(_order_sensitive(plan, op) for op in plan.operators)
         if self.ordered and any(op.type == "union" for op in plan.operators):
             self.interleave = True  # what follows a union takes its inputs in one merge order
@@ -576,8 +573,8 @@ def _order_sensitive(plan: Plan, operator: OperatorSpec) -> bool:
         return bool(params["window"]["kind"] in ("rows", "session"))
     if operator.type == "topk":
         return bool(params.get("ties", "all") == "first")
-    if operator.type == "window_join":
-        return bool(params["window"]["kind"] in ("range", "rows"))
+    if _symmetric_join(operator):
+        return True
     return operator.type == "stateful_map" and not plan.nodes[operator.id].keyed
 
 

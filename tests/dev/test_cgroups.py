@@ -67,6 +67,15 @@ def test_a_limited_pod_gets_a_quota_under_the_streamshift_group(tmp_path: Path) 
     assert limit.groups() == [group, root / "cpuacct" / "streamshift" / "uid-1"]
 
 
+def test_the_throttled_time_is_read_from_the_groups_cpu_stat(tmp_path: Path) -> None:
+    limit = CpuLimit("uid-3", 100, fake_root(tmp_path))
+    limit.create()
+    (limit.cpu / "cpu.stat").write_text(
+        "nr_periods 120\nnr_throttled 7\nthrottled_time 250000000\n"
+    )
+    assert limit.throttled_seconds() == 0.25
+
+
 def test_cpu_and_cpuacct_mounted_together_make_one_group(tmp_path: Path) -> None:
     limit = pod_limit("uid-2", container("1"), fake_root(tmp_path, together=True))
     assert limit is not None and limit.groups() == [tmp_path / "cpu" / "streamshift" / "uid-2"]
