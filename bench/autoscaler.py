@@ -3,11 +3,11 @@ measured in the same run.
 
 Worker pods are limited to a fraction of a core (`--cpu-limit`, millicores). First one worker's
 capacity: a q8 query at parallelism 1 without the autoscaler, its input produced flat out far
-above what it processes, its records processed per second once a backlog waits (a capacity
-measurement, not a sweep of parallelisms: the optimum follows from it as the fewest workers
-whose share of the high load is at most the target utilization of that capacity). Then the
-autoscaled run (`streamshift_dev.elastic`): q8 with the autoscaler on, the load low (half of
-one worker's rate at the target), stepped up to about three workers' (`--high-workers` of it)
+above what it processes, its records processed per second once a backlog waits; it sizes the
+load. Then the optimum, by a sweep (`streamshift_dev.elastic_sweep`): the high load against
+fixed parallelisms, the smallest that keeps up. Then the autoscaled run
+(`streamshift_dev.elastic`): q8 with the autoscaler on, the load low (half of one worker's
+rate at the target), stepped up to about three workers' (`--high-workers` of it)
 and back, event time at wall time, written by `--load` (`producer`, `spark`, `spark-kube`:
 `streamshift_dev.elastic_spark`); one line per 5 s and per Migration phase, the rescales with
 their protocol, output gap and verification, the whole output against the reference, a PNG
@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from streamshift_dev import elastic, elastic_spark, elastic_timeline
+from streamshift_dev import elastic, elastic_spark, elastic_sweep, elastic_timeline
 from streamshift_dev.elastic_plot import plot
 from streamshift_dev.elastic_timeline import Sample
 
@@ -73,6 +73,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "Spark, or on the local Kubernetes stack (driver here, executors as pods)",
     )
     parser.add_argument("--measure-s", type=float, default=20.0)
+    parser.add_argument(
+        "--sweep-s", type=float, default=30.0, help="seconds each parallelism swept is measured"
+    )
     parser.add_argument("--low-s", type=int, default=elastic.Phases.low_s)
     parser.add_argument("--high-s", type=int, default=elastic.Phases.high_s)
     parser.add_argument("--after-s", type=int, default=elastic.Phases.after_s)
@@ -83,7 +86,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     if args.quick:
-        args.measure_s, args.low_s, args.high_s, args.after_s = 10.0, 30, 100, 200
+        args.measure_s, args.sweep_s = 10.0, 20.0
+        args.low_s, args.high_s, args.after_s = 30, 100, 200
     settings = elastic.Settings(
         cpu_limit_m=args.cpu_limit, target=args.target, protocol=args.protocol
     )
@@ -99,16 +103,21 @@ def main(argv: list[str] | None = None) -> int:
         rates = elastic.StepRates.of(measured, settings.target, args.high_workers)
         say(
             f"load: {rates.low:,.0f} -> {rates.high:,.0f} -> {rates.low:,.0f} records/s "
-            f"(one worker at {settings.target:.0%} target: {rates.at_target:,.0f}/s); "
-            f"optimum at the high load: {rates.optimum}; {load_average()}"
+            f"(one worker at {settings.target:.0%} target: {rates.at_target:,.0f}/s; "
+            f"{rates.workers_at_target} hold the high load at the target); {load_average()}"
         )
         if rates.high > 0.8 * measured.produced_per_s:
             say(
                 f"warning: the high load is {rates.high / measured.produced_per_s:.0%} of what "
                 "this process produced flat out: it may fall behind (a lower --cpu-limit helps)"
             )
+        points = elastic_sweep.sweep(
+            s, settings, rates.high, measured.records_per_s, args.sweep_s, say
+        )
+        best = elastic_sweep.optimum(points, settings.lag_tolerance_s)
+        say(f"optimum at the high load: {best or 'none of those swept'}; {load_average()}")
         outcome = elastic.run(s, settings, phases, rates.low, rates.high, Progress(), args.load)
-    figures = summary(outcome, settings, rates)
+    figures = summary(outcome, settings, best or 0)
     path = plot(
         outcome.samples,
         outcome.rescales,
@@ -121,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if outcome.exact else 1
 
 
-def summary(outcome: elastic.Outcome, settings: elastic.Settings, rates: elastic.StepRates) -> str:
+def summary(outcome: elastic.Outcome, settings: elastic.Settings, best: int) -> str:
     """Print the rescales, decisions and output check; return the final line."""
     for r in outcome.rescales:
         ratio = "n/a" if r.gap_ratio is None else f"{r.gap_ratio:.2f}"
@@ -151,7 +160,7 @@ def summary(outcome: elastic.Outcome, settings: elastic.Settings, rates: elastic
         recover,
         outcome.rescales,
         elastic_timeline.chosen(samples, outcome.rescales, outcome.step_up, outcome.step_down),
-        rates.optimum,
+        best,
         elastic_timeline.gap_ratio_max(outcome.rescales),
         exact,
     )

@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         rates = elastic.StepRates.of(measured, settings.target)
         print(
             f"step: {rates.low:,.0f} -> {rates.high:,.0f} records/s at {phases.low_s}s, back at "
-            f"{phases.low_s + phases.high_s}s; {rates.optimum} workers keep up at "
+            f"{phases.low_s + phases.high_s}s; {rates.workers_at_target} workers hold it at "
             f"{settings.target:.0%} target utilization"
         )
         outcome = elastic.run(s, settings, phases, rates.low, rates.high, Live(), args.load)

@@ -9,8 +9,9 @@ autoscaler's Migrations record.
   this machine for 70-90 s), while the new instances already run the query;
 - rescales per direction, and the parallelism chosen for the high load (the highest target of
   a scale-up begun while it lasted);
-- the optimum: the fewest instances that keep up with the high load at the target utilization,
-  from one instance's measured capacity;
+- the workers at the target: the fewest instances whose measured capacity holds the high load
+  at the target utilization (what the autoscaler is expected to choose; the bench's optimum
+  is measured by a sweep, `elastic_sweep`);
 - gap ratio: each rescale's output gap over the output rhythm before it (the Migration's
   recorded `outputGapSeconds` / `outputGapBeforeSeconds`).
 """
@@ -102,7 +103,7 @@ def recover_seconds(
     return None
 
 
-def optimum(high_rate: float, capacity: float, target: float) -> int:
+def workers_at_target(high_rate: float, capacity: float, target: float) -> int:
     """The fewest instances of `capacity` records/s each whose share of `high_rate` stays at or
     under `target` of it."""
     return max(1, math.ceil(high_rate / (capacity * target) - 1e-9))

@@ -13,8 +13,8 @@ from streamshift_dev.elastic_timeline import (
     final_line,
     gap_ratio_max,
     max_lag_after,
-    optimum,
     recover_seconds,
+    workers_at_target,
 )
 
 
@@ -86,10 +86,10 @@ def test_no_recovery_without_a_scale_up_or_while_it_runs() -> None:
     ("high", "capacity", "target", "expected"),
     [(7800, 5000, 0.6, 3), (9000, 5000, 0.6, 3), (9001, 5000, 0.6, 4), (100, 5000, 0.6, 1)],
 )
-def test_the_optimum_keeps_every_worker_at_or_under_the_target(
+def test_workers_at_target_keep_every_worker_at_or_under_the_target(
     high: float, capacity: float, target: float, expected: int
 ) -> None:
-    assert optimum(high, capacity, target) == expected
+    assert workers_at_target(high, capacity, target) == expected
 
 
 def test_chosen_is_the_target_of_the_scale_ups_begun_during_the_high_load() -> None:
