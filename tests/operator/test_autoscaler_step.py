@@ -57,6 +57,11 @@ class Query:
     rescales: list[tuple[float, int, int, Observation, Decision]] = field(default_factory=list)
     lags: list[tuple[float, float]] = field(default_factory=list)
     """(time, lag in seconds of input) after each reading."""
+    ramp: tuple[float, float] = (1.0, 0.0)
+    """With a backlog, the instances process this share of their capacity at first, fully
+    busy, all of it this many seconds later (a worker's records per busy second grow some
+    seconds into a backlog)."""
+    behind_since: float | None = None
 
     def __post_init__(self) -> None:
         self._new_pods()
@@ -70,11 +75,19 @@ class Query:
         dt = READ_EVERY_S
         self.now += dt
         self.end += rate * dt
-        can = self.parallelism * self.capacity * dt
+        if self.backlog <= 0:
+            self.behind_since = None
+        elif self.behind_since is None:
+            self.behind_since = self.now - dt
+        share, ramp_s = self.ramp
+        if self.behind_since is not None and ramp_s > 0:
+            share = min(1.0, share + (1 - share) * (self.now - self.behind_since) / ramp_s)
+        rate_now = self.capacity * (share if self.behind_since else 1.0)
+        can = self.parallelism * rate_now * dt
         processed = min(self.backlog + rate * dt, can)
         self.backlog = max(0.0, self.backlog + rate * dt - processed)
         each = processed / self.parallelism
-        working = min(dt, each / self.capacity)
+        working = min(dt, each / rate_now)
         busy = working + self.fixed * (dt - working)
         self.counters = {pod: (b + busy, n + each) for pod, (b, n) in self.counters.items()}
         self.lags.append((self.now, self.backlog / rate if rate > 0 else 0.0))
@@ -173,6 +186,20 @@ def test_the_overload_is_measured_after_the_interval_it_began_in() -> None:
     assert obs.overload.input_rate == high and round(obs.overload.processed_rate) == capacity
     assert to == 3 and decision.action is Action.SCALE_UP
     assert decision.loaded is not None and round(decision.loaded.rate) == capacity
+
+
+def test_instances_whose_rate_grows_into_a_backlog_are_sized_by_its_newer_half() -> None:
+    """The workers process some 70% of their capacity in the first seconds behind a step, all
+    of it about 12 s later: a step to 2.6 instances' target load is sized to 3 by the rate of
+    the overload's newer half, where the whole overload's average asks for 4."""
+    capacity = 40_000.0
+    query = Query(capacity, 0.1, POLICY, ramp=(0.7, 12.0))
+    query.run(0.3 * capacity, 30)
+    query.run(2.6 * capacity * POLICY.target_utilization, 60)
+    assert len(query.rescales) == 1
+    _, _, to, obs, decision = query.rescales[0]
+    assert obs.overload is not None and obs.overload.processed_rate > 0.85 * capacity
+    assert to == 3, decision.reason
 
 
 def test_a_backlog_that_just_began_to_grow_holds_and_keeps_a_pending_scale_down() -> None:

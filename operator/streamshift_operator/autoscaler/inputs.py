@@ -47,9 +47,11 @@ class Overload:
     input_rate: float
     """Records per second appended to the input partitions."""
     processed_rate: float
-    """Records per second the instances processed (with input waiting: their capacity)."""
+    """Records per second the instances processed over its newer half (with input waiting:
+    their capacity, which grows some seconds into a backlog)."""
     busy_ratio: float
-    """The instances' mean busy fraction over it (as they report it, in about 1 s steps)."""
+    """The instances' mean busy fraction over its newer half (as they report it, in about 1 s
+    steps)."""
 
 
 @dataclass(frozen=True)

@@ -120,13 +120,24 @@ def _overload(readings: list[Reading]) -> Overload | None:
     span = last.at - first.at
     if span <= 0:
         return Overload(0.0, 0.0, 0.0, 0.0)
-    busy = sum(b - first.instances[pod][0] for pod, (b, _) in last.instances.items())
+    newer = _newer_half(readings[began + 1 :])
+    newer_span = last.at - newer.at
+    busy = sum(b - newer.instances[pod][0] for pod, (b, _) in last.instances.items())
     return Overload(
         seconds=span,
         input_rate=_arrival_rate(first, last),
-        processed_rate=_processed(first, last) / span,
-        busy_ratio=busy / (span * len(last.instances)),
+        processed_rate=_processed(newer, last) / newer_span,
+        busy_ratio=busy / (newer_span * len(last.instances)),
     )
+
+
+def _newer_half(readings: list[Reading]) -> Reading:
+    """The newest of `readings` at least half their span before the last: where the newer half
+    of an overload begins. Instances behind a step process more per second the longer the
+    backlog waits (docs/autoscaler.md), so the newer half says more of their capacity."""
+    last = readings[-1]
+    middle = readings[0].at + (last.at - readings[0].at) / 2
+    return max((r for r in readings[:-1] if r.at <= middle), key=lambda r: r.at)
 
 
 def _continues(before: Reading, after: Reading) -> bool:
