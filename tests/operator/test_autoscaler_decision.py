@@ -14,7 +14,14 @@ from dataclasses import dataclass, field, replace
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from streamshift_operator.autoscaler.decision import Action, Decision, decide, true_rate
+from streamshift_operator.autoscaler.decision import (
+    Action,
+    Decision,
+    decide,
+    held,
+    instances_for,
+    true_rate,
+)
 from streamshift_operator.autoscaler.inputs import (
     Capacity,
     InstanceLoad,
@@ -25,7 +32,7 @@ from streamshift_operator.autoscaler.inputs import (
 from streamshift_operator.autoscaler.window import Reading, Window
 
 TICK = 5.0
-PARTITIONS = 16
+PARTITIONS = 12  # 1, 2, 3, 4 and 6 instances read as many partitions each
 COUNT_ERROR = 0.005
 """How far the true rate the decision sees may be off the model's: processed counts are whole
 records (at least 500 per instance and window here), so a load exactly on a band's edge may
@@ -53,14 +60,14 @@ class Query:
         """One metric window at input `rate`, then the decision on it (acted on)."""
         self.now += TICK
         p = self.parallelism
-        processed = min(self.backlog + rate * TICK, p * self.capacity * TICK)
+        processed = min(self.backlog + rate * TICK, held(p, PARTITIONS) * self.capacity * TICK)
         self.backlog += rate * TICK - processed
         if self.backlog < 1e-6:  # what float rounding leaves of a drained backlog
             self.backlog = 0.0
         drain = rate if rate > 0 else p * self.capacity
         lag_seconds = self.backlog / drain
         self.lag_seconds.append(lag_seconds)
-        busy = processed / self.capacity / p
+        shares = [reads(i, p) / PARTITIONS for i in range(p)]  # of the partitions
         obs = Observation(
             at=self.now,
             parallelism=p,
@@ -69,8 +76,12 @@ class Query:
             lag_records=round(self.backlog),
             lag_seconds=lag_seconds,
             instances=tuple(
-                InstanceLoad(busy * self.noise(), round(processed / p * self.noise()), TICK)
-                for _ in range(p)
+                InstanceLoad(
+                    processed * share / self.capacity * self.noise(),
+                    round(processed * share * self.noise()),
+                    TICK,
+                )
+                for share in shares
             ),
             last_rescale_at=self.last_rescale_at,
         )
@@ -102,13 +113,19 @@ def policy(
     )
 
 
+def reads(instance: int, parallelism: int) -> int:
+    """The partitions instance `instance` of `parallelism` reads (spread as evenly as whole
+    partitions allow)."""
+    return PARTITIONS // parallelism + (1 if instance < PARTITIONS % parallelism else 0)
+
+
 def steady(rate: float, capacity: float, utilization: float) -> int:
-    return max(1, math.ceil(rate / (capacity * utilization)))
+    return instances_for(rate / (capacity * utilization), PARTITIONS)
 
 
 def band_bottom(rate: float, capacity: float, p: Policy) -> int:
     """The lowest parallelism a steady `rate` is left at (overloaded by at most the margin)."""
-    return max(1, math.ceil(rate * (1 - COUNT_ERROR) / (capacity * overload(p))))
+    return instances_for(rate * (1 - COUNT_ERROR) / (capacity * overload(p)), PARTITIONS)
 
 
 def overload(p: Policy) -> float:
@@ -117,16 +134,15 @@ def overload(p: Policy) -> float:
 
 def band_top(rate: float, capacity: float, p: Policy) -> int:
     """The highest parallelism a steady `rate` is left at (the top of the hysteresis band)."""
-    return math.ceil(
-        rate * (1 + COUNT_ERROR) / (capacity * p.target_utilization * (1 - p.headroom))
-    )
+    load = rate * (1 + COUNT_ERROR) / (capacity * p.target_utilization * (1 - p.headroom))
+    return instances_for(load, PARTITIONS)
 
 
 capacities = st.floats(min_value=100, max_value=5000)
 utilizations = st.floats(min_value=0.5, max_value=1.0)
 # below 100%: a target of 100% sits on the edge where a count's rounding decides
 targets = st.floats(min_value=0.5, max_value=0.95)
-loads = st.floats(min_value=0.05, max_value=8.0)  # input rate in instance capacities
+loads = st.floats(min_value=0.05, max_value=6.0)  # instance capacities: the partitions at 50%
 
 
 @settings(max_examples=200, deadline=None)
@@ -187,8 +203,9 @@ def test_a_step_up_and_back_rescales_once_each_way_and_catches_up(
     query.run(high * capacity, 100)
     ups = query.rescales
     assert [to > origin for _, origin, to in ups] == [True] * len(ups)
-    overloaded = high * capacity / (capacity * start * overload(p))
-    assert len(ups) == 1 if overloaded > 1 + COUNT_ERROR else len(ups) <= 1
+    overloaded = high / (held(start, PARTITIONS) * overload(p))
+    rises = overloaded > 1 + COUNT_ERROR and start < PARTITIONS  # not beyond the partitions
+    assert len(ups) == 1 if rises else len(ups) <= 1
     assert len(ups) == 0 if overloaded < 1 - COUNT_ERROR else len(ups) <= 1
     assert query.lag_seconds[-1] == 0
     assert max(query.lag_seconds) <= p.lag_tolerance_seconds
@@ -482,3 +499,31 @@ def test_a_step_up_seen_at_once_is_a_scale_up_of_instances_falling_behind() -> N
     within = replace(obs, input_rate=40_000.0, lag_records=0, lag_seconds=0.0)
     up = decide(within, p, None)
     assert (up.action, up.behind) == (Action.SCALE_UP, False)
+
+
+@pytest.mark.parametrize(
+    ("load", "partitions", "expected"),
+    [(2.6, 4, 4), (2.0, 4, 2), (1.5, 4, 2), (1.0, 4, 1), (0.3, 4, 1), (5.0, 16, 6), (3.0, 12, 3)],
+)
+def test_the_busiest_instance_reads_at_most_its_share_of_the_partitions(
+    load: float, partitions: int, expected: int
+) -> None:
+    assert instances_for(load, partitions) == expected
+    assert held(expected, partitions) >= load
+    assert expected == 1 or held(expected - 1, partitions) < load
+
+
+def test_more_load_than_partitions_asks_for_what_it_needs_and_the_bounds_cap_it() -> None:
+    assert instances_for(6.0, 4) == 6
+
+
+def test_three_instances_over_four_partitions_hold_only_what_two_do() -> None:
+    """bench-autoscaler at 70% target: 85.7K records/s over q8's 4 partitions, one worker
+    47.1K per busy second flat out; 3 instances read 2, 1 and 1 partitions, and the one with 2
+    was saturated in the sweep (busy 0.94) as 2 instances were. The decision asks for 4."""
+    p = policy(0.7)
+    saturated = (InstanceLoad(9.9, 466_000, 10.0),)
+    obs = Observation(100.0, 1, 4, 85_700.0, 200_000, 2.3, saturated, None)
+    decision = decide(obs, p, None)
+    assert (decision.action, decision.parallelism) == (Action.SCALE_UP, 4), decision.reason
+    assert held(3, 4) == held(2, 4) == 2.0

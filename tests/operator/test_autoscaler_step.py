@@ -9,12 +9,17 @@ as the workers' does. A rescale takes effect at once with new pods (the window s
 over) and starts the stabilization window.
 """
 
-import math
 from dataclasses import dataclass, field, replace
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from streamshift_operator.autoscaler.decision import MEASURE_OVERLOAD_S, Action, Decision, decide
+from streamshift_operator.autoscaler.decision import (
+    MEASURE_OVERLOAD_S,
+    Action,
+    Decision,
+    decide,
+    held,
+)
 from streamshift_operator.autoscaler.inputs import (
     Capacity,
     InstanceLoad,
@@ -26,7 +31,7 @@ from streamshift_operator.autoscaler.inputs import (
 from streamshift_operator.autoscaler.window import Reading, Window
 
 READ_EVERY_S = 2.0
-PARTITIONS = 16
+PARTITIONS = 12  # 1, 2, 3, 4 and 6 instances read as many partitions each
 POLICY = Policy(
     min_parallelism=1,
     max_parallelism=PARTITIONS,
@@ -83,13 +88,15 @@ class Query:
         if self.behind_since is not None and ramp_s > 0:
             share = min(1.0, share + (1 - share) * (self.now - self.behind_since) / ramp_s)
         rate_now = self.capacity * (share if self.behind_since else 1.0)
-        can = self.parallelism * rate_now * dt
+        can = held(self.parallelism, PARTITIONS) * rate_now * dt
         processed = min(self.backlog + rate * dt, can)
         self.backlog = max(0.0, self.backlog + rate * dt - processed)
-        each = processed / self.parallelism
-        working = min(dt, each / rate_now)
-        busy = working + self.fixed * (dt - working)
-        self.counters = {pod: (b + busy, n + each) for pod, (b, n) in self.counters.items()}
+        counters = {}
+        for i, (pod, (b, n)) in enumerate(self.counters.items()):
+            each = processed * reads(i, self.parallelism) / PARTITIONS
+            working = min(dt, each / rate_now)
+            counters[pod] = (b + working + self.fixed * (dt - working), n + each)
+        self.counters = counters
         self.lags.append((self.now, self.backlog / rate if rate > 0 else 0.0))
         reading = Reading(
             self.now,
@@ -114,12 +121,19 @@ class Query:
             self.read(rate)
 
 
+def reads(instance: int, parallelism: int) -> int:
+    """The partitions instance `instance` of `parallelism` reads (as evenly as whole partitions
+    allow)."""
+    return PARTITIONS // parallelism + (1 if instance < PARTITIONS % parallelism else 0)
+
+
 def fewest(rate: float, capacity: float, lag: float, policy: Policy) -> int:
     """The fewest instances that keep up with `rate` at the target utilization and drain `lag`
-    records within the tolerance at full utilization."""
+    records within the tolerance at full utilization, the busiest reading `ceil(P / p)` of the
+    partitions."""
     keep_up = rate / (capacity * policy.target_utilization)
     drain = (rate + lag / policy.lag_tolerance_seconds) / capacity
-    return math.ceil(max(keep_up, drain))
+    return min(p for p in range(1, PARTITIONS + 1) if held(p, PARTITIONS) >= max(keep_up, drain))
 
 
 def near_whole(x: float) -> bool:

@@ -8,6 +8,11 @@ count), so the parallelism that keeps up is one step away:
     parallelism = ceil(input rate / (true rate per instance * target utilization))
 
 Around that one-step estimate:
+- the partitions: DS2 assumes an operator's input spreads evenly over its instances, but an
+  instance reads whole partitions, and the busiest of `p` instances over `P` partitions reads
+  `ceil(P / p)` of them; so the estimate is the fewest instances whose busiest one reads at
+  most its share (`instances_for`: over 4 partitions 1, 2 or 4, never 3, which holds only what
+  2 do);
 - bounds: min and max parallelism, and never above the partition count;
 - scale up at once when the input exceeds the running instances' target utilization (by more
   than a small margin for metric noise, never beyond full utilization) or the lag exceeds the
@@ -106,6 +111,25 @@ class Decision:
     matters (`record.protocol_of`)."""
 
 
+def held(parallelism: int, partitions: int) -> float:
+    """How many instances' worth of input `parallelism` instances hold when it spreads evenly
+    over `partitions` partitions: the busiest reads `ceil(partitions / parallelism)` of them,
+    so `partitions / ceil(partitions / parallelism)` (the parallelism itself when it divides
+    the partitions; 3 instances over 4 partitions hold only what 2 do)."""
+    return partitions / math.ceil(partitions / max(1, parallelism))
+
+
+def instances_for(load: float, partitions: int) -> int:
+    """The fewest instances that hold `load` instances' worth of input spread evenly over
+    `partitions` partitions (`held`): each may read at most `partitions / load` of them. Beyond
+    one partition per instance, `ceil(load)` (more than the partitions: the bounds cap it, and
+    the reason says what was needed)."""
+    if load <= 1:
+        return 1
+    each = math.floor(partitions / load + 1e-9)  # partitions one instance may read
+    return math.ceil(load) if each < 1 else math.ceil(partitions / each)
+
+
 def true_rate(instances: tuple[InstanceLoad, ...]) -> float | None:
     """Records one instance processes per busy second (DS2's true processing rate), over all
     instances; None when no instance processed anything."""
@@ -185,7 +209,7 @@ def falling_behind(obs: Observation, policy: Policy, rate: float | None) -> bool
     faster than they process fully busy (a step up seen at once, before the backlog's growth
     is)."""
     arriving = max(obs.input_rate, obs.recent_input_rate or 0.0)
-    saturated = rate is not None and arriving > obs.parallelism * rate
+    saturated = rate is not None and arriving > held(obs.parallelism, obs.partitions) * rate
     return obs.overload is not None or saturated or obs.lag_seconds > policy.lag_tolerance_seconds
 
 
@@ -217,19 +241,20 @@ def _verdict(
         why = f"the backlog grows: measuring the load since it began ({growing.seconds:.0f}s)"
         return Action.HOLD, current, why, pending  # a blip at a light load keeps the delay
     capacity = rate * policy.target_utilization
-    steady = math.ceil(obs.input_rate / capacity)
+    partitions = obs.partitions
+    steady = instances_for(obs.input_rate / capacity, partitions)
     measured = measured_overload(obs, policy)
     if measured is not None:  # since the backlog began to grow: the load after a step
         arriving, seen = measured.input_rate, f" over the {measured.seconds:.0f}s it grew"
     else:  # a step up counts at once
         arriving, seen = max(obs.input_rate, obs.recent_input_rate or 0.0), ""
     overload = min(1.0, policy.target_utilization * (1 + policy.overload_margin))
-    overloaded = arriving > current * rate * overload
+    overloaded = arriving > held(current, partitions) * rate * overload
     per_instance = f"{rate:.0f} records per busy second per instance"
     if overloaded or not tolerated:
         backlog_rate = obs.lag_records / policy.lag_tolerance_seconds
-        rising = math.ceil(arriving / capacity)
-        wanted = max(rising, math.ceil((arriving + backlog_rate) / rate))
+        rising = instances_for(arriving / capacity, partitions)
+        wanted = max(rising, instances_for((arriving + backlog_rate) / rate, partitions))
         why = (
             f"input {arriving:.0f}/s{seen} and lag {obs.lag_records} records "
             f"({obs.lag_seconds:.0f}s) need {wanted} instances at {per_instance} and "
@@ -240,7 +265,7 @@ def _verdict(
         if wanted > current:
             return Action.HOLD, current, f"{why}; maxParallelism allows {high}", None
         return Action.HOLD, current, f"lag drains within the tolerance at {current}", None
-    with_headroom = math.ceil(obs.input_rate / (capacity * (1 - policy.headroom)))
+    with_headroom = instances_for(obs.input_rate / (capacity * (1 - policy.headroom)), partitions)
     why = (
         f"input {obs.input_rate:.0f}/s needs {max(steady, low)} instances at {per_instance} "
         f"and {policy.target_utilization:.0%} target utilization"
