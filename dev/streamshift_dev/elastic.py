@@ -167,8 +167,9 @@ class StepRates:
     @classmethod
     def of(cls, measured: Capacity, target: float, high_workers: float = 2.6) -> StepRates:
         at_target = measured.records_per_s * target
-        workers = workers_at_target(at_target * high_workers, measured.records_per_s, target)
-        return cls(at_target, 0.5 * at_target, high_workers * at_target, workers)
+        high = at_target * high_workers
+        workers = workers_at_target(high, measured.records_per_s, target, PARTITIONS)
+        return cls(at_target, 0.5 * at_target, high, workers)
 
 
 def progress_line(phase: str, s: Sample) -> str:

@@ -18,9 +18,10 @@ autoscaler's Migrations record.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from streamshift_operator.autoscaler.decision import instances_for
 
 
 @dataclass(frozen=True)
@@ -103,10 +104,11 @@ def recover_seconds(
     return None
 
 
-def workers_at_target(high_rate: float, capacity: float, target: float) -> int:
-    """The fewest instances of `capacity` records/s each whose share of `high_rate` stays at or
-    under `target` of it."""
-    return max(1, math.ceil(high_rate / (capacity * target) - 1e-9))
+def workers_at_target(high_rate: float, capacity: float, target: float, partitions: int) -> int:
+    """The fewest instances of `capacity` records/s each whose share of `high_rate` over
+    `partitions` partitions stays at or under `target` of it, the busiest reading
+    `ceil(partitions / instances)` of them (as the autoscaler sizes, `decision.instances_for`)."""
+    return instances_for(high_rate / (capacity * target) - 1e-9, partitions)
 
 
 def chosen(

@@ -83,13 +83,20 @@ def test_no_recovery_without_a_scale_up_or_while_it_runs() -> None:
 
 
 @pytest.mark.parametrize(
-    ("high", "capacity", "target", "expected"),
-    [(7800, 5000, 0.6, 3), (9000, 5000, 0.6, 3), (9001, 5000, 0.6, 4), (100, 5000, 0.6, 1)],
+    ("high", "capacity", "target", "partitions", "expected"),
+    [
+        (7800, 5000, 0.6, 12, 3),
+        (9000, 5000, 0.6, 12, 3),
+        (9001, 5000, 0.6, 12, 4),
+        (100, 5000, 0.6, 12, 1),
+        (7800, 5000, 0.6, 4, 4),  # 3 of 4 partitions: the busiest reads 2, as with 2
+        (6000, 5000, 0.6, 4, 2),
+    ],
 )
 def test_workers_at_target_keep_every_worker_at_or_under_the_target(
-    high: float, capacity: float, target: float, expected: int
+    high: float, capacity: float, target: float, partitions: int, expected: int
 ) -> None:
-    assert workers_at_target(high, capacity, target) == expected
+    assert workers_at_target(high, capacity, target, partitions) == expected
 
 
 def test_chosen_is_the_target_of_the_scale_ups_begun_during_the_high_load() -> None:
