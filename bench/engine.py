@@ -651,7 +651,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @contextmanager
 def engine_of(revision: str) -> Iterator[dict[str, str]]:
     """The environment of a process that runs the engine of git revision `revision` (its
-    `streamshift_engine` exported to a temporary directory, ahead on the path)."""
+    `streamshift_engine` exported to a temporary directory, ahead on the path), with this
+    checkout's builds of the C extensions whose sources the revision has (not rebuilt from
+    the revision's sources)."""
     with tempfile.TemporaryDirectory() as scratch:
         archive = subprocess.run(
             ["git", "-C", ROOT, "archive", revision, "engine-image/streamshift_engine"],
@@ -660,8 +662,12 @@ def engine_of(revision: str) -> Iterator[dict[str, str]]:
         ).stdout
         subprocess.run(["tar", "-x", "-C", scratch], input=archive, check=True)
         package = os.path.join(scratch, "engine-image", "streamshift_engine")
-        for built in glob.glob(os.path.join(ROOT, "engine-image/streamshift_engine/*.so")):
-            shutil.copy(built, package)
+        here = os.path.join(ROOT, "engine-image", "streamshift_engine")
+        for built in glob.glob(os.path.join(here, "**", "*.so"), recursive=True):
+            target = os.path.join(package, os.path.relpath(built, here))
+            name = os.path.basename(built).split(".")[0]
+            if os.path.exists(os.path.join(os.path.dirname(target), f"{name}.c")):
+                shutil.copy(built, target)
         path = os.pathsep.join([os.path.join(scratch, "engine-image"), ROOT])
         yield {**os.environ, "PYTHONPATH": path}
 

@@ -3,12 +3,13 @@
 JSON is what other producers send: one UTF-8 object per Kafka record, the fields of a `Schema`,
 the event time in the schema's `time_field` (int milliseconds). Decoding is batched and tries
 three paths, each exact, the first that accepts the whole batch giving its columns: records
-holding exactly the schema's fields (read and unread), all well formed, are decoded typed by
-msgspec (`typed_json`); otherwise all records are parsed with `orjson.loads` in one C-level
-`map`, then each field becomes one numpy column with a single type check over the column. Only
-when that meets a malformed record does the batch fall back to checking record by record; each
-malformed record (bad JSON, not an object, missing field, wrong type, integer outside int64)
-becomes a `DeadLetter` with a precise reason, and decoding continues with the next record.
+holding the schema's fields (read and unread), all well formed, are decoded typed by msgspec
+(`typed_json`, which skips the unread values of plain ASCII batches: `_skippable`); otherwise
+all records are parsed with `orjson.loads` in one C-level `map`, then each field becomes one
+numpy column with a single type check over the column. Only when that meets a malformed record
+does the batch fall back to checking record by record; each malformed record (bad JSON, not an
+object, missing field, wrong type, integer outside int64) becomes a `DeadLetter` with a precise
+reason, and decoding continues with the next record.
 
 Parsing all records of a poll in one `orjson.loads` call, joined into a JSON array, saves a call per
 record (docs/performance.md), but is not exact: records that are each malformed can join into a
@@ -54,7 +55,7 @@ class Schema:
 
     `unread` names fields the records also hold but a query does not read (see `project`):
     they get no column and are not checked, but records holding exactly `fields` and `unread`
-    can take the typed fast path."""
+    can take the typed fast path (any records can, where it skips the unread values)."""
 
     source: str
     fields: tuple[tuple[str, FieldKind], ...]

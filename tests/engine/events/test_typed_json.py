@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamshift_engine.events import typed_json
+from streamshift_engine.events._skippable import skippable
 from streamshift_engine.events.wire import FieldKind, Schema, _check, decode_json, encode_json
 from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.nexmark.model import SCHEMAS
@@ -264,6 +265,20 @@ def test_nexmark_records_take_the_typed_path_for_projected_schemas() -> None:
         assert np.array_equal(decoded.ts, batch.ts)
 
 
+def test_unread_values_are_skipped_only_in_skippable_batches() -> None:
+    """A batch `_skippable` passes is decoded by a struct of the read fields, other fields
+    skipped (an unknown one too); any other batch by one of exactly the schema's fields, which
+    refuses an unknown field (the orjson paths then decide)."""
+    plain = b'{"k":1,"v":0.5,"name":"x","t":7,"note":"","x":[1,{"y":null}]}'
+    assert typed_json.decode_columns([plain], FIELDS, READ)["k"].tolist() == [1]
+    for other in (plain.replace(b"null", b"1e5"), plain.replace(b'"x"', b'"\xc3\xa9"')):
+        assert _reference(other) is not None
+        with pytest.raises(typed_json.Errors):
+            typed_json.decode_columns([plain, other], FIELDS, READ)
+    for kind, batch in generate(4, 0, 2000).items():
+        assert skippable(encode_json(batch)), kind
+
+
 def test_each_schema_object_gets_its_own_reader() -> None:
     """Each schema object carries its own typed reader (`Schema.reader`): schemas of one
     source reading different fields, used in turns, each read their own fields."""
@@ -311,23 +326,24 @@ INT_EDGES = [
 
 @pytest.mark.parametrize("value", INT_EDGES)
 @pytest.mark.parametrize("field", ["k", "count"])
-def test_integers_beyond_int64_are_refused_read_or_not(value: str, field: str) -> None:
+def test_integers_beyond_int64_are_refused_where_read(value: str, field: str) -> None:
     """An int field read (`k`: msgspec takes any integer, its column's conversion bounds it)
-    or not (`count`: msgspec bounds it): the typed path takes exactly the int64 values, and
-    the batch decodes as the reference judges its records (a read field beyond int64 is a
-    dead letter, an unread one is not checked unless orjson cannot parse it)."""
+    or not (`count`: skipped, the record being plain ASCII): the typed path takes exactly the
+    int64 values of `k` and any integer in `count`, and the batch decodes as the reference
+    judges its records (a read field beyond int64 is a dead letter, an unread one is not
+    checked unless orjson cannot parse it)."""
     fields = (*FIELDS, ("count", "int"))
     schema = Schema("s", READ, "t", unread=fields[len(READ) :])
     row = orjson.dumps({"k": 1, "v": 0.5, "name": "x", "t": 7, "note": "", "count": 2})
     record = row.replace(
         f'"{field}":{1 if field == "k" else 2}'.encode(), f'"{field}":{value}'.encode()
     )
-    in_range = -(2**63) <= int(value) < 2**63
+    accepted = -(2**63) <= int(value) < 2**63 or field == "count"
     try:
         columns = typed_json.decode_columns([record], fields, READ)
     except typed_json.Errors:
         columns = None
-    assert (columns is not None) == in_range
+    assert (columns is not None) == accepted
     if columns is not None and field == "k":
         assert columns["k"].tolist() == [int(value)]
     good = orjson.dumps({"k": 3, "v": 1.5, "name": "y", "t": 8, "note": "", "count": 4})

@@ -8,6 +8,7 @@ from collections.abc import Collection
 
 import numpy as np
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streamshift_engine.events.batch import Batch
@@ -17,6 +18,8 @@ from streamshift_engine.nexmark.generator import generate
 from streamshift_engine.nexmark.model import BID, SCHEMAS
 
 SCHEMA = Schema("s", (("k", "int"), ("v", "float"), ("name", "str"), ("t", "int")), "t")
+NOTED = Schema("s", SCHEMA.fields, "t", unread=(("note", "str"),))
+"""`SCHEMA` in records that also hold a `note` the query does not read."""
 INT64 = st.integers(-(2**63), 2**63 - 1)
 ROW = st.fixed_dictionaries(
     {
@@ -26,6 +29,23 @@ ROW = st.fixed_dictionaries(
         "t": INT64,
     }
 )
+PLAIN_ROW = st.fixed_dictionaries(
+    {
+        "k": INT64,
+        "v": st.integers(-(10**6), 10**6).map(lambda eighths: eighths / 8),
+        "name": st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E)),
+        "t": INT64,
+    }
+)
+"""Rows whose records `_skippable` passes (ASCII, no exponent): their unread values are
+skipped, not decoded."""
+NOTES = st.one_of(
+    st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=12),
+    st.integers(-(2**63), 2**64 - 1),
+    st.lists(st.integers(0, 9), max_size=2),
+    st.none(),
+)
+"""Unread values, of the schema's type or not: the reference does not check them."""
 
 
 def _buffer(record: bytes) -> array.array[int]:
@@ -83,15 +103,35 @@ MALFORMED = [
     (orjson.dumps({**GOOD, "name": [1]}), "wrong type for field 'name': expected str, got array"),
     (b'{"k": 18446744073709551615, "v": 1, "name": "a", "t": 1}', "field 'k' out of int64 range"),
 ]
+_NOTED = b'{"k":1,"v":2.5,"name":"a","t":10,"note":'
+MALFORMED_NOTES = [
+    (_NOTED + b'"\xff"}', "bad json: "),
+    (_NOTED + b'"a\xc3"}', "bad json: "),
+    (_NOTED + b'"\xed\xa0\x80"}', "bad json: "),
+    (_NOTED + b"1e999}", "bad json: "),
+    (_NOTED + b"-2E400}", "bad json: "),
+    (_NOTED + b"1" + b"0" * 400 + b"}", "bad json: "),
+    (_NOTED + b"[1, 9" + b"9" * 320 + b"]}", "bad json: "),
+    (_NOTED + b'"\\q"}', "bad json: "),
+    (_NOTED + b'"a\x01"}', "bad json: "),
+    (_NOTED + b'"\\ud800"}', "bad json: "),
+    (_NOTED + b"01}", "bad json: "),
+    (b'{"k":1,"v":2.5,"t":10,"note":"x"}', "missing field 'name'"),
+    (_NOTED + b'"x","name":5}', "wrong type for field 'name': expected str, got int"),
+]
+"""Malformed records holding a `note` (`NOTED`): the unread value itself (invalid UTF-8, a
+number beyond a double, a bad escape, a raw control character, a lone surrogate, a leading
+zero), or a field read."""
 
 
 @settings(max_examples=40, deadline=None)
 @given(
     rows=st.lists(ROW, min_size=0, max_size=8),
-    bad=st.lists(st.sampled_from(range(len(MALFORMED))), min_size=1, max_size=4),
+    bad=st.lists(st.integers(0, len(MALFORMED) + len(MALFORMED_NOTES) - 1), min_size=1, max_size=4),
     data=st.data(),
     as_buffers=st.booleans(),
     cuts=st.lists(st.integers(0, 12), max_size=3),
+    noted=st.booleans(),
 )
 def test_malformed_records_become_dead_letters_and_decoding_continues(
     rows: list[dict[str, object]],
@@ -99,19 +139,25 @@ def test_malformed_records_become_dead_letters_and_decoding_continues(
     data: st.DataObject,
     as_buffers: bool,
     cuts: list[int],
+    noted: bool,
 ) -> None:
     """Records as bytes or as other buffers (as the Kafka source hands them over, where the
     consumer holds them), in one list or in several `Chained` (cut at `cuts`, as a worker holds
-    several consumes): the same batch and dead letters, whose raw records are bytes."""
-    records = [orjson.dumps(row) for row in rows]
+    several consumes): the same batch and dead letters, whose raw records are bytes. `noted`:
+    plain records also holding an unread `note` (`NOTED`), and malformed ones of its own."""
+    schema, malformed = (NOTED, MALFORMED + MALFORMED_NOTES) if noted else (SCHEMA, MALFORMED)
+    if noted:
+        rows = data.draw(st.lists(PLAIN_ROW, max_size=8))
+    records = [orjson.dumps({**row, "note": data.draw(NOTES)} if noted else row) for row in rows]
     expected_rows = list(_batch(rows).rows())
     positions = []
     for choice in bad:
+        choice %= len(malformed)
         at = data.draw(st.integers(0, len(records)))
-        records.insert(at, MALFORMED[choice][0])
+        records.insert(at, malformed[choice][0])
         positions = [p + 1 if p >= at else p for p in positions]
         positions.append(at)
-    reasons = {p: MALFORMED[c][1] for p, c in zip(positions, bad, strict=True)}
+    reasons = {p: malformed[c % len(malformed)][1] for p, c in zip(positions, bad, strict=True)}
     n = len(records)
     partitions, offsets = [p % 4 for p in range(n)], [100 + p for p in range(n)]
     listed: list[bytes | array.array[int]] = [_buffer(r) if as_buffers else r for r in records]
@@ -119,7 +165,7 @@ def test_malformed_records_become_dead_letters_and_decoding_continues(
     if cuts:
         bounds = [0, *sorted(min(cut, n) for cut in cuts), n]
         handed = Chained([listed[a:b] for a, b in itertools.pairwise(bounds)])
-    decoded, dead = decode_json("s", handed, partitions, offsets, SCHEMA)
+    decoded, dead = decode_json("s", handed, partitions, offsets, schema)
     assert list(decoded.rows()) == expected_rows
     good = [p for p in range(n) if p not in reasons]
     assert decoded.offset.tolist() == [100 + p for p in good]
@@ -129,6 +175,17 @@ def test_malformed_records_become_dead_letters_and_decoding_continues(
         assert letter.source == "s" and letter.partition == position % 4
         assert type(letter.raw) is bytes and letter.raw == records[position]
         assert letter.reason.startswith(reasons[position]), (letter.reason, reasons[position])
+
+
+@pytest.mark.parametrize(("record", "reason"), MALFORMED_NOTES)
+def test_a_malformed_record_among_plain_ones_is_a_dead_letter(record: bytes, reason: str) -> None:
+    """Alone among records whose unread values the typed path may skip (`_skippable`), each
+    malformed one still reaches the dead letters with its reason."""
+    plain = [orjson.dumps({**GOOD, "k": k, "note": "x" * k}) for k in range(3)]
+    for handed in ([*plain, record], [record, *plain], [_buffer(r) for r in [*plain, record]]):
+        decoded, dead = decode_json("s", handed, [0] * 4, range(4), NOTED)
+        assert decoded.columns["k"].tolist() == [0, 1, 2]
+        assert len(dead) == 1 and dead[0].raw == record and dead[0].reason.startswith(reason)
 
 
 def test_bad_json_reason_says_where() -> None:
