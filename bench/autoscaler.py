@@ -79,7 +79,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--low-s", type=int, default=elastic.Phases.low_s)
     parser.add_argument("--high-s", type=int, default=elastic.Phases.high_s)
     parser.add_argument("--after-s", type=int, default=elastic.Phases.after_s)
-    parser.add_argument("--quick", action="store_true", help="shorter phases (about 7 min)")
+    parser.add_argument(
+        "--quick", action="store_true", help="shorter phases (about 10 min with the sweep)"
+    )
     return parser.parse_args(argv)
 
 
