@@ -24,7 +24,7 @@ import time
 import urllib.request
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import partial
@@ -233,8 +233,10 @@ def query_body(
     return body
 
 
-def start_query(s: Session, ns: str, settings: Settings, autoscaled: bool) -> None:
-    s.kube.create(SQ, ns, query_body(s, ns, settings, autoscaled))
+def start_query(
+    s: Session, ns: str, settings: Settings, autoscaled: bool, parallelism: int = 1
+) -> None:
+    s.kube.create(SQ, ns, query_body(s, ns, settings, autoscaled, parallelism))
     wait_for("q Running", lambda: s.kube.running(ns, "q"), READY_S, every=1.0)
 
 
@@ -273,9 +275,9 @@ def capacity(
         load.start()
         try:
             time.sleep(8)  # the backlog builds up; the worker's load window fills
-            first = _one_worker_load(s, ns)
+            first = one_worker_load(s, ns)
             time.sleep(measure_s)
-            last = _one_worker_load(s, ns)
+            last = one_worker_load(s, ns)
             produced = load.records / (time.monotonic() - load.started)
         finally:
             load.stop()
@@ -283,7 +285,7 @@ def capacity(
         busy = float(last[1]["busy_seconds"]) - float(first[1]["busy_seconds"])
         per_second = processed / (last[0] - first[0])
         true_rate = processed / busy if busy > 0 else 0.0
-        lag = sum(int(v) for v in (last[1].get("lag_records") or {}).values())
+        lag = lag_of({"worker": last[1]})
         say(
             f"capacity: one worker at {settings.cpu_limit_m}m processed {true_rate:,.0f} records "
             f"per busy second ({per_second:,.0f}/s, busy ratio {last[1].get('busy_ratio')}) with "
@@ -294,13 +296,26 @@ def capacity(
         return Capacity(true_rate, float(last[1].get("busy_ratio") or 0.0), per_second, produced)
 
 
-def _one_worker_load(s: Session, ns: str) -> tuple[float, dict[str, Any]]:
+def instance_loads(s: Session, ns: str, parallelism: int) -> tuple[float, dict[str, Any]]:
+    """Each instance's `/v1/status` load by pod, once all `parallelism` answered, and when."""
+
     def answered() -> dict[str, Any] | None:
         loads = worker_loads(s, ns, s.kube.status(SQ, ns, "q"))
-        return next(iter(loads.values()), None)
+        return loads if len(loads) == parallelism else None
 
-    load: dict[str, Any] = wait_for("the worker's load", answered, 30, every=0.5)
-    return time.monotonic(), load
+    loads: dict[str, Any] = wait_for("every instance's load", answered, 30, every=0.5)
+    return time.monotonic(), loads
+
+
+def one_worker_load(s: Session, ns: str) -> tuple[float, dict[str, Any]]:
+    """The only instance's load (`instance_loads`), and when."""
+    at, loads = instance_loads(s, ns, 1)
+    return at, next(iter(loads.values()))
+
+
+def lag_of(loads: Mapping[str, Mapping[str, Any]]) -> int:
+    """The records waiting over all the instances' partitions (their loads' `lag_records`)."""
+    return sum(int(v) for load in loads.values() for v in (load.get("lag_records") or {}).values())
 
 
 def run(
@@ -397,9 +412,7 @@ class _Monitor:
         status = self.s.kube.status(SQ, self.ns, "q")
         loads = worker_loads(self.s, self.ns, status)
         if loads:
-            self.lag = sum(
-                int(v) for load in loads.values() for v in (load.get("lag_records") or {}).values()
-            )
+            self.lag = lag_of(loads)
         rate = self.load.rate(over_s=5.0)
         live = ""
         for migration in self._autoscaler_migrations():
@@ -438,8 +451,7 @@ class _Monitor:
     def drained(self) -> bool:
         """Every instance reports no lag."""
         loads = worker_loads(self.s, self.ns, self.s.kube.status(SQ, self.ns, "q"))
-        lags = [int(v) for load in loads.values() for v in (load.get("lag_records") or {}).values()]
-        return bool(loads) and sum(lags) == 0
+        return bool(loads) and lag_of(loads) == 0
 
     def _recorded(self, name: str) -> dict[str, Any] | None:
         return _recorded(self.s.kube.status(MIG, self.ns, name))

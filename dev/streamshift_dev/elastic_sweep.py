@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from streamshift_operator.autoscaler.decision import SATURATED
 
 from streamshift_dev import elastic, elastic_load
-from streamshift_dev.stack_driver import SQ, wait_for
 
 WARM_S = 12.0
 """Seconds of load before the measurement: the instances start reading, the first backlog
@@ -106,18 +104,16 @@ def measure(
     """q8 at `parallelism` without the autoscaler under `rate` records/s (event time at wall
     time), measured for `measure_s` seconds after `WARM_S`."""
     with elastic.namespace(s, f"sweep{parallelism}") as ns:
-        body = elastic.query_body(s, ns, settings, autoscaled=False, parallelism=parallelism)
-        s.kube.create(SQ, ns, body)
-        wait_for("q Running", lambda: s.kube.running(ns, "q"), elastic.READY_S, every=1.0)
+        elastic.start_query(s, ns, settings, autoscaled=False, parallelism=parallelism)
         generator = elastic_load.config(elastic.PARTITIONS, elastic_load.events_for(rate))
         load = elastic_load.Producing(s.stack.kafka, ns, generator)
         load.start()
         try:
             time.sleep(WARM_S)
-            began, first = _loads(s, ns, parallelism)
+            began, first = elastic.instance_loads(s, ns, parallelism)
             produced_before = load.records
             time.sleep(measure_s)
-            ended, last = _loads(s, ns, parallelism)
+            ended, last = elastic.instance_loads(s, ns, parallelism)
             produced = load.records - produced_before
         finally:
             load.stop()
@@ -127,19 +123,11 @@ def measure(
         min(1.0, (float(last[p]["busy_seconds"]) - float(first[p]["busy_seconds"])) / span)
         for p in sorted(last)
     )
-    return Point(parallelism, produced / span, processed / span, _lag(first), _lag(last), busy)
-
-
-def _loads(s: elastic.Session, ns: str, parallelism: int) -> tuple[float, dict[str, Any]]:
-    """Each instance's `/v1/status` load, once all `parallelism` answered, and when."""
-
-    def answered() -> dict[str, Any] | None:
-        loads = elastic.worker_loads(s, ns, s.kube.status(SQ, ns, "q"))
-        return loads if len(loads) == parallelism else None
-
-    loads: dict[str, Any] = wait_for("every instance's load", answered, 30, every=0.5)
-    return time.monotonic(), loads
-
-
-def _lag(loads: Mapping[str, Mapping[str, Any]]) -> int:
-    return sum(int(v) for load in loads.values() for v in (load.get("lag_records") or {}).values())
+    return Point(
+        parallelism,
+        produced / span,
+        processed / span,
+        elastic.lag_of(first),
+        elastic.lag_of(last),
+        busy,
+    )
