@@ -105,11 +105,12 @@ def check(
     its topics and snapshots too unless it failed and `keep_failed`."""
     namespace = f"vrt-{run}-{case.slug}"
     operator = None
-    if operator_per_case:
-        operator = OperatorProcess(stack, namespace, logs / f"{namespace}-operator.log")
     kube = Kube(stack)
     observed = Observed(problems=["the case did not end"])
     try:
+        kube.namespace(namespace)
+        if operator_per_case:
+            operator = OperatorProcess(stack, namespace, logs / f"{namespace}-operator.log")
         observed = run_case(case, kube, stack, namespace)
     except Exception as error:  # one case's broken run is its failure, not the whole run's
         observed = Observed(problems=[f"the case could not run: {type(error).__name__}: {error}"])
@@ -136,8 +137,8 @@ def main() -> int:
     parser.add_argument(
         "--operator-per-case",
         action="store_true",
-        help="an operator process per namespace (to measure; slower, and kopf started before "
-        "its namespace exists may never see it)",
+        help="an operator process per namespace, started once the namespace exists (to measure; "
+        "slower)",
     )
     parser.add_argument(
         "--chains",

@@ -81,10 +81,11 @@ class Observed:
 
 
 def run_case(case: RuntimeCase, kube: Kube, stack: Stack, ns: str) -> Observed:
-    """Run `case` in namespace `ns` (created here; `clean_up` removes it)."""
+    """Run `case` in namespace `ns`, which the caller made with `kube.namespace` before the
+    operator watching it started (`clean_up` removes it): kopf serves only the namespaces it has
+    seen, and one created while it starts can go unseen until it next changes."""
     began = time.monotonic()
     observed = Observed()
-    kube.namespace(ns)
     try:
         try:
             _drive(case, kube, stack, ns, observed)

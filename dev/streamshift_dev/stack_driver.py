@@ -239,11 +239,12 @@ class OperatorProcess:
     """The operator as users run it (`kopf run`), watching the namespaces matching `pattern`
     (or each of a list of names); its output goes to `log`.
 
-    Namespaces named exactly are watched from the start. A glob pattern relies on kopf noticing
-    each namespace as it is created, and it has missed some created at the same moment as
-    another (3 of 5 StreamQueries in namespaces created together went unhandled until their
-    namespaces were deleted 120 s later, in CI and in `verify-runtime --chains`): where the
-    namespaces are known beforehand, name them."""
+    Kopf serves only the namespaces it has seen, named exactly or by a glob alike: it lists the
+    namespaces, then starts a watch of them with a listing of its own whose items it ignores, so
+    a namespace created between the two goes unseen until it next changes (a StreamQuery was
+    first handled 120 s late, as its namespace was deleted; kopf 1.45.2's
+    `observation.namespace_observer`). Create a namespace before the operator that watches it
+    starts, or once it has run a while."""
 
     def __init__(self, stack: Stack, pattern: str | Sequence[str], log: Path) -> None:
         kopf = Path(sys.executable).parent / "kopf"

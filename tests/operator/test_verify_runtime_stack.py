@@ -51,13 +51,23 @@ def _run(case: RuntimeCase, stack: Stack, run: str) -> Observed:
 
 
 def _run_all(cases: list[RuntimeCase]) -> list[Observed]:
-    """The cases at once, under one operator process watching their namespaces by name."""
+    """The cases at once, under one operator process watching their namespaces by name (made
+    before it starts: see `OperatorProcess`)."""
     stack = Stack.running()
-    Kube(stack).install_crds()
+    kube = Kube(stack)
+    kube.install_crds()
     ensure_bucket(stack)
     run = f"ci{time.time_ns() % 10**6}"
     log = LOGS / f"verify-runtime-{run}-operator.log"
-    operator = OperatorProcess(stack, [_namespace(c, run) for c in cases], log)
+    namespaces = [_namespace(c, run) for c in cases]
+    for namespace in namespaces:
+        kube.namespace(namespace)
+    try:
+        operator = OperatorProcess(stack, namespaces, log)
+    except BaseException:
+        for namespace in namespaces:
+            clean_up(kube, stack, namespace)
+        raise
     try:
         with ThreadPoolExecutor(len(cases)) as pool:
             outcomes = list(pool.map(lambda c: _run(c, stack, run), cases))

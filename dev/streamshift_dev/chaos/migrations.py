@@ -123,6 +123,7 @@ def run_with_fault(
     began = time.monotonic()
     watch.start()
     try:
+        ctx.kube.namespace(ctx.ns)
         observed = run_case(case, ctx.kube, stack, ctx.ns)
         watch.join(60)
     finally:
