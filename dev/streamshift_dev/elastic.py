@@ -369,7 +369,7 @@ def run(
         with suppress(TimedOut):  # the backlog processed first, so the output is complete
             wait_for("the lag drained", monitor.drained, DRAIN_S, every=2.0)
         outcome.fed_events = load.events
-        expected = reference(PLAN, load.fed(), PARTITIONS)
+        expected = reference(PLAN, load.fed_in_chunks(), PARTITIONS)
         got = read_committed(s.stack, f"{ns}-out", len(expected), 120, quiet=5.0)
         output = [json.dumps(json.loads(value), sort_keys=True) for value, _ in got]
         outcome.expected, outcome.got = len(expected), len(output)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Protocol
 
 import numpy as np
@@ -68,11 +68,32 @@ class Driver(Protocol):
 
     def fed(self) -> dict[str, Batch]: ...
 
+    def fed_in_chunks(self) -> Iterator[dict[str, Batch]]: ...
 
-def generated(generator: GeneratorConfig, events: int) -> dict[str, Batch]:
-    """The first `events` events of the scenario's seed, one batch per input q8 reads."""
-    batches = generate(SEED, 0, events, generator)
+
+FED_CHUNK = 1_000_000
+"""Events generated at a time for the reference of a whole run: generated at once, the 26.4M
+events of a full `bench-autoscaler` run (bids included) took 18 GB."""
+
+
+def generated(generator: GeneratorConfig, events: int, start: int = 0) -> dict[str, Batch]:
+    """Events `start` to `events` of the scenario's seed, one batch per input q8 reads."""
+    batches = generate(SEED, start, events - start, generator)
     return {name: batches[name] for name in INPUTS}
+
+
+def generated_in_chunks(generator: GeneratorConfig, events: int) -> Iterator[dict[str, Batch]]:
+    """The first `events` events as `generated` gives them, `FED_CHUNK` at a time: an event is
+    a function of its index, and its offset, range-local in a chunk, is moved past the records
+    of its partition in the chunks before."""
+    before = {name: np.zeros(generator.partitions, np.int64) for name in INPUTS}
+    for start in range(0, events, FED_CHUNK):
+        chunk = generated(generator, min(events, start + FED_CHUNK), start)
+        for name, batch in chunk.items():
+            offset = batch.offset + before[name][batch.partition]
+            chunk[name] = Batch(batch.source, batch.ts, batch.partition, offset, batch.columns)
+            before[name] += np.bincount(batch.partition, minlength=generator.partitions)
+        yield chunk
 
 
 def records_among(generator: GeneratorConfig, start: int, count: int) -> int:
@@ -127,6 +148,10 @@ class Writing(threading.Thread):
     def fed(self) -> dict[str, Batch]:
         """Every event written, one batch per input."""
         return generated(self.generator, self.events)
+
+    def fed_in_chunks(self) -> Iterator[dict[str, Batch]]:
+        """Every event written, `FED_CHUNK` at a time (`generated_in_chunks`)."""
+        return generated_in_chunks(self.generator, self.events)
 
 
 class Producing(Writing):
