@@ -7,7 +7,8 @@ above what it processes, its records processed per second once a backlog waits; 
 load. Then the optimum, by a sweep (`streamshift_dev.elastic_sweep`): the high load against
 fixed parallelisms, the smallest that keeps up. Then the autoscaled run
 (`streamshift_dev.elastic`): q8 with the autoscaler on, the load low (half of one worker's
-rate at the target), stepped up to about three workers' (`--high-workers` of it)
+rate at the target, lowered until one worker reads about half busy there:
+`elastic_sweep.low_load`), stepped up to about three workers' (`--high-workers` of it)
 and back, event time at wall time, written by `--load` (`producer`, `spark`, `spark-kube`:
 `streamshift_dev.elastic_spark`); one line per 5 s and per Migration phase, the rescales with
 their protocol, output gap and verification, the whole output against the reference, a PNG
@@ -23,6 +24,7 @@ import argparse
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from streamshift_dev import elastic, elastic_spark, elastic_sweep, elastic_timeline
@@ -113,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"warning: the high load is {rates.high / measured.produced_per_s:.0%} of what "
                 "this process produced flat out: it may fall behind (a lower --cpu-limit helps)"
             )
+        rates = replace(
+            rates, low=elastic_sweep.low_load(s, settings, rates.low, args.sweep_s, say)
+        )
         points = elastic_sweep.sweep(
             s, settings, rates.high, measured.records_per_s, args.sweep_s, say
         )

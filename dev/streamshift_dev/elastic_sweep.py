@@ -27,6 +27,10 @@ from streamshift_dev import elastic, elastic_load
 WARM_S = 12.0
 """Seconds of load before the measurement: the instances start reading, the first backlog
 (produced while they started) drains, their load windows fill."""
+HALF_BUSY = 0.5
+"""The low load's mark: one worker about half busy, half of its capacity as it measures it."""
+LOW_TRIES = 3
+"""Low rates tried at most: each costs a query started and measured (about a minute)."""
 SLACK_S = 1.0
 """A backlog that grew by at most this many seconds of input over the measurement is kept up
 with: the workers hold input for up to 100 ms, and the lag is sampled, not integrated."""
@@ -96,6 +100,28 @@ def sweep(
         if point.keeps_up(settings.lag_tolerance_s):
             break
     return points
+
+
+def low_load(
+    s: elastic.Session,
+    settings: elastic.Settings,
+    low_rate: float,
+    measure_s: float,
+    say: Callable[[str], None],
+) -> float:
+    """The step's low rate: `low_rate` records/s (half of what one worker runs at the target by
+    its flat-out rate), lowered until one worker reads about `HALF_BUSY` there (at most 0.05
+    more). A light load costs a worker more per record than a deep backlog does (a poll's
+    fixed part, and cold caches on cores shared with the rest of the stack; docs/autoscaler.md):
+    at 0.35 of its flat-out rate the 100m q8 worker read busy 0.5 alone and 0.8 in the bench,
+    above the target, and scaled up before the step."""
+    for _ in range(LOW_TRIES):
+        busy = max(measure(s, settings, 1, low_rate, measure_s).busy, default=0.0)
+        say(f"low load: one worker at {low_rate:,.0f} records/s reads busy {busy:.2f}")
+        if busy <= HALF_BUSY + 0.05:
+            break
+        low_rate *= HALF_BUSY / busy
+    return low_rate
 
 
 def measure(

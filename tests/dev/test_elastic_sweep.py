@@ -1,9 +1,13 @@
 """The sweep's verdicts (`streamshift_dev.elastic_sweep`): what keeps up, where the sweep
-starts, and which parallelism is the optimum."""
+starts, which parallelism is the optimum, and how the low load is lowered."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
+from streamshift_dev import elastic_sweep
 from streamshift_dev.elastic_sweep import Point, first_parallelism, optimum
 
 
@@ -53,3 +57,32 @@ def test_the_optimum_is_the_smallest_parallelism_swept_that_keeps_up() -> None:
 def test_a_point_says_its_verdict() -> None:
     line = point(2, 0, 50_000).line(lag_tolerance_s=10)
     assert "parallelism 2" in line and line.endswith("falls behind")
+
+
+def _worker_busy_at(fixed: float, per_record: float) -> Callable[..., Point]:
+    """`measure` of one worker whose busy ratio is a fixed part plus one per record/s."""
+
+    def measured(s: Any, settings: Any, parallelism: int, rate: float, seconds: float) -> Point:
+        return Point(parallelism, rate, rate, 0, 0, (fixed + rate * per_record,))
+
+    return measured
+
+
+@pytest.mark.parametrize(
+    ("fixed", "low", "lowered"),
+    [
+        (0.2, 40_000, True),  # busy 1.0 where the flat-out rate says 0.5: lowered
+        (0.0, 20_000, False),  # busy 0.5 already
+        (0.0, 10_000, False),  # busy 0.25: kept, never raised
+    ],
+)
+def test_the_low_load_is_lowered_until_one_worker_reads_about_half_busy(
+    monkeypatch: pytest.MonkeyPatch, fixed: float, low: float, lowered: bool
+) -> None:
+    monkeypatch.setattr(elastic_sweep, "measure", _worker_busy_at(fixed, 1 / 40_000))
+    lines: list[str] = []
+    rate = elastic_sweep.low_load(Any, Any, low, 20, lines.append)  # type: ignore[arg-type]
+    busy = fixed + rate / 40_000
+    assert busy <= elastic_sweep.HALF_BUSY + 0.05
+    assert (rate < low) is lowered and rate <= low
+    assert len(lines) <= elastic_sweep.LOW_TRIES and "reads busy" in lines[0]
