@@ -15,7 +15,6 @@ verification that is not exact is a Warning Event. Every tick looks at the pods 
 timeout. A query deleted, or being deleted, abandons its migration (Failed at once).
 """
 
-import asyncio
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -38,7 +37,7 @@ from streamshift_operator.migration.phase_machine import (
 from streamshift_operator.migration.phase_steps import perform
 from streamshift_operator.migration.run import Run
 from streamshift_operator.migration.status import migration_conditions, status_patch
-from streamshift_operator.migration.verification import verify
+from streamshift_operator.migration.verification import verify_in_background
 from streamshift_operator.models.common import Condition
 from streamshift_operator.models.migration import (
     TERMINAL,
@@ -202,7 +201,7 @@ async def _verify(run: Run, status: MigrationStatus) -> bool:
         return False
     touched_to = max(mark for mark in marks if mark is not None)
     began = time.monotonic()
-    status.verification = await asyncio.to_thread(verify, run.spec, run.plan, run.query, touched_to)
+    status.verification = await verify_in_background(run.spec, run.plan, run.query, touched_to)
     seconds = round(time.monotonic() - began, 3)
     status.cost = status.cost.model_copy(update={"verification_seconds": seconds})
     return True
