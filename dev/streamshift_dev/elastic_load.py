@@ -76,8 +76,9 @@ class Driver(Protocol):
 
 
 FED_CHUNK = 1_000_000
-"""Events generated at a time for the reference of a whole run: generated at once, the 26.4M
-events of a full `bench-autoscaler` run (bids included) took 18 GB."""
+"""Events generated at a time for the reference of a whole run: generated at once, a full
+`bench-autoscaler` run's events (bids included) took more memory than the machine has
+(docs/autoscaler.md)."""
 
 
 def generated(generator: GeneratorConfig, events: int, start: int = 0) -> dict[str, Batch]:

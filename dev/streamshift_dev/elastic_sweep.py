@@ -112,9 +112,9 @@ def low_load(
     """The step's low rate: `low_rate` records/s (half of what one worker runs at the target by
     its flat-out rate), lowered until one worker reads about `HALF_BUSY` there (at most 0.05
     more). A light load costs a worker more per record than a deep backlog does (a poll's
-    fixed part, and cold caches on cores shared with the rest of the stack; docs/autoscaler.md):
-    at 0.35 of its flat-out rate the 100m q8 worker read busy 0.5 alone and 0.8 in the bench,
-    above the target, and scaled up before the step."""
+    fixed part, and cold caches on cores shared with the rest of the stack): at the flat-out
+    rate's half the worker read busy above the target in the bench, and the low phase scaled
+    up before the step (docs/autoscaler.md)."""
     for _ in range(LOW_TRIES):
         busy = max(measure(s, settings, 1, low_rate, measure_s).busy, default=0.0)
         say(f"low load: one worker at {low_rate:,.0f} records/s reads busy {busy:.2f}")

@@ -44,12 +44,13 @@ STOPPED_S = 3.0  # commits at an input's end that has not moved for this long: i
 VERIFY_NICE = 10
 """The niceness of the threads verifications run on. A verification replays the query's whole
 input through the engine, tens of CPU seconds after a long run; the queries themselves and the
-operator's reconciling come first where they share cores. (On the local stack, where everything
-shares two, each rescale's verification at niceness 0 took the load's producer and the workers'
-CPU for the 80 s of its Finalizing.)"""
+operator's reconciling come first where they share cores (on the local stack, where everything
+shares two, a verification at niceness 0 starved the load's producer and the workers through its
+Finalizing: docs/autoscaler.md)."""
 VERIFY_THREADS = 8
 """Verifications at once; more wait for a thread. A verification mostly waits for windows to
-close (up to `WAIT_S`), so the bench's ten concurrent Migrations need about as many."""
+close (up to `WAIT_S`); `asyncio.to_thread`'s pool, which they shared with every other blocking
+call before, has 6 threads on two cores."""
 
 
 def _lower_priority() -> None:
