@@ -9,7 +9,8 @@ the Spark generator in a local Spark, `--load spark-kube` as a Spark job on the 
 Kubernetes stack, its executors pods (`streamshift_dev.elastic_spark`). A Spark session (a JVM
 and a job a second) shares this machine's two cores with the CPU-limited workers whose capacity
 the step is sized by. One worker's capacity is measured first (a short run at parallelism 1
-with input waiting, from the producer), so the step fits the machine the demo runs on.
+with input waiting, from the producer), so the step fits the machine the demo runs on, and
+the low load is checked at one worker as the benchmark does (`elastic_sweep.low_load`).
 
 Exit status 0 when the whole output equals the reference and every rescale succeeded,
 verified exact.
@@ -20,9 +21,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from streamshift_dev import elastic, elastic_spark
+from streamshift_dev import elastic, elastic_spark, elastic_sweep
 from streamshift_dev.elastic_plot import plot
 from streamshift_dev.elastic_timeline import Sample
 
@@ -64,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     with elastic.session(REPO / "out" / f"demo-elastic-{stamp}") as s:
         measured = elastic.capacity(s, settings, 10.0, print)
         rates = elastic.StepRates.of(measured, settings.target)
+        rates = replace(rates, low=elastic_sweep.low_load(s, settings, rates.low, 10.0, print))
         print(
             f"step: {rates.low:,.0f} -> {rates.high:,.0f} records/s at {phases.low_s}s, back at "
             f"{phases.low_s + phases.high_s}s; {rates.workers_at_target} workers hold it at "
