@@ -92,6 +92,10 @@ class Tally:
         return " ".join(f"{p}={self.exact[p]}/{self.run[p]}" for p in self.labels)
 
 
+def _namespace(run: str, case: RuntimeCase) -> str:
+    return f"vrt-{run}-{case.slug}"
+
+
 def check(
     case: RuntimeCase,
     stack: Stack,
@@ -100,15 +104,18 @@ def check(
     logs: Path,
     cleaner: ThreadPoolExecutor,
     keep_failed: bool = False,
+    created: bool = False,
 ) -> Observed:
-    """Run one case; its namespace is removed by `cleaner` (not holding a case's slot), and
-    its topics and snapshots too unless it failed and `keep_failed`."""
-    namespace = f"vrt-{run}-{case.slug}"
+    """Run one case in its namespace (made here unless `created`); the namespace is removed by
+    `cleaner` (not holding a case's slot), and its topics and snapshots too unless it failed and
+    `keep_failed`."""
+    namespace = _namespace(run, case)
     operator = None
     kube = Kube(stack)
     observed = Observed(problems=["the case did not end"])
     try:
-        kube.namespace(namespace)
+        if not created:
+            kube.namespace(namespace)
         if operator_per_case:
             operator = OperatorProcess(stack, namespace, logs / f"{namespace}-operator.log")
         observed = run_case(case, kube, stack, namespace)
@@ -163,11 +170,14 @@ def main() -> int:
     logs.mkdir()
     print(f"{len(cases)} cases, {arguments.concurrency} at a time; operator logs in {logs}")
     tally = Tally([] if arguments.chains else arguments.protocols, len(cases))
-    shared = None
-    if not arguments.operator_per_case:
-        shared = OperatorProcess(stack, f"vrt-{run}-*", logs / "operator.log")
+    shared, created = None, set()
     began = time.monotonic()
     try:
+        if not arguments.operator_per_case:  # the first cases' namespaces before it starts
+            for case in cases[: arguments.concurrency]:  # (`OperatorProcess`)
+                Kube(stack).namespace(_namespace(run, case))
+                created.add(case.slug)
+            shared = OperatorProcess(stack, f"vrt-{run}-*", logs / "operator.log")
         with (
             ThreadPoolExecutor(arguments.concurrency) as cleaner,
             ThreadPoolExecutor(arguments.concurrency) as pool,
@@ -182,6 +192,7 @@ def main() -> int:
                     logs,
                     cleaner,
                     arguments.keep_failed,
+                    c.slug in created,
                 ): c
                 for c in cases
             }
