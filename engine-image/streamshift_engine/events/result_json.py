@@ -40,8 +40,9 @@ SMALL = 96
 """Result batches of fewer results are encoded record by record (module docstring)."""
 
 
-Part: TypeAlias = "pa.Array | str"
-"""A piece of each row's text: an array (one value per row) or one constant for all rows."""
+Part: TypeAlias = "pa.Array | npt.NDArray[np.int64] | str"
+"""A piece of each row's text: a string array or int64 values (written in decimal; one value per
+row), or one constant for all rows."""
 
 
 class Texts:
@@ -51,12 +52,12 @@ class Texts:
     def __init__(self) -> None:
         self.made: dict[tuple[str, int], tuple[npt.NDArray[Any], Any]] = {}
 
-    def integers(self, column: npt.NDArray[np.integer[Any]]) -> pa.Array | str:
+    def integers(self, column: npt.NDArray[np.integer[Any]]) -> Part:
         """`integer_text` of the column."""
         key = ("integers", id(column))
         if key not in self.made:
             self.made[key] = (column, integer_text(column))
-        found: pa.Array | str = self.made[key][1]
+        found: Part = self.made[key][1]
         return found
 
     def inferred(self, column: npt.NDArray[Any]) -> pa.Array | None:
@@ -106,31 +107,43 @@ def encode_results_records(results: ResultBatch, id_parts: IdParts) -> pa.Array:
     return joined([*pieces, constant + "}"], len(results), pa.binary())
 
 
-def joined(pieces: list[Any], count: int, kind: pa.DataType) -> pa.Array:
-    """Row by row, the pieces (`str` constants, string arrays) concatenated, as an array of
-    `kind` (binary or string): by `_rowtext` when every array is a `pa.string()` array without
-    nulls, else by Arrow."""
-    parts: list[bytes | tuple[Any, Any]] = []
+def joined(pieces: list[Part], count: int, kind: pa.DataType) -> pa.Array:
+    """Row by row, the pieces (`str` constants, int64 values, string arrays) concatenated, as an
+    array of `kind` (binary or string): by `_rowtext` when every array is a `pa.string()` array
+    without nulls, else by Arrow."""
+    parts: list[bytes | tuple[Any, ...]] = []
     for piece in pieces:
         if isinstance(piece, str):
             parts.append(piece.encode())
+        elif isinstance(piece, np.ndarray):
+            parts.append((piece,))
         elif piece.type == pa.string() and piece.null_count == 0:
             _, offsets, data = piece.buffers()
             ends = np.frombuffer(offsets, np.int32)[piece.offset : piece.offset + count + 1]
             parts.append((ends, b"" if data is None else data))
         else:
-            return pc.cast(pc.binary_join_element_wise(*pieces, ""), kind)
+            return pc.cast(pc.binary_join_element_wise(*map(_arrow, pieces), ""), kind)
     if count == 0:
         return pa.array([], kind)
     data, offsets = _rowtext.join(count, parts)
     return pa.Array.from_buffers(kind, count, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
-def integer_text(column: npt.NDArray[np.integer[Any]]) -> pa.Array | str:
-    """The decimal text of each value of an integer column, or that of its only value as one
-    `str` when every value is the same (a constant part for `binary_join_element_wise`)."""
+def _arrow(piece: Part) -> pa.Array | str:
+    """A piece as Arrow's join takes it (int64 values as their text)."""
+    if isinstance(piece, np.ndarray):
+        return pc.cast(pa.array(piece), pa.string())
+    return piece
+
+
+def integer_text(column: npt.NDArray[np.integer[Any]]) -> Part:
+    """The decimal text of each value of an integer column: its only value as one `str` when
+    every value is the same (a constant part), else the values as int64 (`joined` writes them)
+    or, beyond int64, Arrow's text."""
     if len(column) and column[0] == column[-1] and bool((column == column[0]).all()):
         return str(int(column[0]))
+    if column.dtype.kind == "i" or column.dtype.itemsize < 8:
+        return np.ascontiguousarray(column, np.int64)
     return pc.cast(pa.array(column), pa.string())
 
 
@@ -159,14 +172,16 @@ def _string_parts(parts: list[Part]) -> list[Part]:
     needs escaping (non-ASCII needs none), else the text `orjson.dumps` gives each row."""
     if all(_escape_free(part) for part in parts):
         return ['"', *parts, '"']
-    joined: pa.Array = pc.binary_join_element_wise(*parts, "")
-    dumped = list(map(orjson.dumps, joined.to_pylist()))
+    count = next(len(part) for part in parts if not isinstance(part, str))
+    dumped = list(map(orjson.dumps, joined(parts, count, pa.string()).to_pylist()))
     return [pc.cast(pa.array(dumped, pa.binary()), pa.string())]
 
 
 def _escape_free(part: Part) -> bool:
     if isinstance(part, str):
         return orjson.dumps(part)[1:-1] == part.encode()
+    if isinstance(part, np.ndarray):
+        return True  # digits and "-"
     return part.null_count == 0 and not _needs_escape(part)
 
 

@@ -339,7 +339,7 @@ def result_ids(results: ResultBatch) -> pa.Array:
     return result_json.joined(parts, len(results), pa.string())
 
 
-def result_id_parts(results: ResultBatch, texts: result_json.Texts) -> list[pa.Array | str]:
+def result_id_parts(results: ResultBatch, texts: result_json.Texts) -> list[result_json.Part]:
     """The result ids as parts whose concatenation, row by row, is `results.ids()`: joined by
     Arrow compute when every key column holds integers or strings (whose Arrow text equals
     Python's `str`), window bounds holding one value as constant text; else the whole ids from
@@ -369,17 +369,16 @@ def result_id_parts(results: ResultBatch, texts: result_json.Texts) -> list[pa.A
         ]
         return [f"{results.query}|", bounds[0], "|", bounds[1], "|"]
     starts, ends = (texts.integers(b) for b in (results.window_start, results.window_end))
-    parts: list[pa.Array | str] = [f"{results.query}|", starts, "|", ends, "|"]
+    parts: list[result_json.Part] = [f"{results.query}|", starts, "|", ends, "|"]
     for index, text in enumerate(key_texts):
         parts += [":", text] if index else [text]
     return parts
 
 
-def _key_text(column: npt.NDArray[Any], texts: result_json.Texts) -> pa.Array | None:
-    """An integer or string key column as Arrow text; None for any other column."""
+def _key_text(column: npt.NDArray[Any], texts: result_json.Texts) -> result_json.Part | None:
+    """An integer or string key column as text; None for any other column."""
     if column.dtype.kind in "iu":
-        text = texts.integers(column)
-        return text if isinstance(text, pa.Array) else pc.cast(pa.array(column), pa.string())
+        return texts.integers(column)
     if column.dtype != object:
         return None
     inferred = texts.inferred(column)

@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from streamshift_engine.events.batch import Batch
 from streamshift_engine.events.result_json import joined
@@ -424,12 +423,12 @@ def _place_pair_ids(first: Places, second: Places) -> Any:
         ids[:] = [f"{heads[a]}{b}{middles[c]}{d}" for a, b, c, d in rows]
         return ids
     if top > PARTITION_TEXTS:
-        texts = [pc.cast(pa.array(column), pa.string()) for column in (p1, o1, p2, o2)]
+        texts = [np.ascontiguousarray(column, np.int64) for column in (p1, o1, p2, o2)]
         parts = [f"{one}@", texts[0], ":", texts[1], f"*{two}@", texts[2], ":", texts[3]]
         return joined(parts, len(p1), pa.string()).to_numpy(zero_copy_only=False)
     heads = pa.array([f"{one}@{p}:" for p in range(top)]).take(pa.array(p1))
     middles = pa.array([f"*{two}@{p}:" for p in range(top)]).take(pa.array(p2))
-    offsets = [pc.cast(pa.array(column), pa.string()) for column in (o1, o2)]
+    offsets = [np.ascontiguousarray(column, np.int64) for column in (o1, o2)]
     pairs = joined([heads, offsets[0], middles, offsets[1]], len(p1), pa.string())
     return pairs.to_numpy(zero_copy_only=False)
 
