@@ -3,18 +3,18 @@
 `encode_results_records` gives, per result, the bytes `orjson.dumps(record)` gives for the
 record of `ResultBatch.to_records()` (id, window bounds, key and value fields, in that order),
 without building a dict per result: each column becomes the JSON text of its values as one
-Arrow array (integers by an Arrow cast, strings with nothing to escape as they are, their quotes
-put in the constant parts around them, floats and other numbers by one `orjson.dumps` of the
-whole column split into its elements as `event_json` does, anything else by one `orjson.dumps`
-per value), and the columns are glued between the constant `{"name":` parts row by row
-(`joined`: `_rowtext`, a few `memcpy`s a row; Arrow's `binary_join_element_wise`, which takes
-about 10 ns a part and row, constants too, where a part holds nulls or 64-bit offsets). An
-integer column holding one value (the window bounds, -1, of results without a window) is folded
-into those constant parts instead. Ids come from `id_parts` (the parts of the Arrow-built result
-ids), quoted the same way. A column's text is made once per encoding (`Texts`): the window
-bounds and a key column are parts of the id and fields as well. The records come back as one
-Arrow binary array (one buffer and its offsets, no Python object per result); `encode_results_json`
-makes them a list of `bytes`.
+part (integers as their int64 values, which `joined` writes in decimal, or beyond int64 by an
+Arrow cast; strings with nothing to escape as they are, their quotes put in the constant parts
+around them; floats and other numbers by one `orjson.dumps` of the whole column split into its
+elements as `event_json` does; anything else by one `orjson.dumps` per value), and the columns
+are glued between the constant `{"name":` parts row by row (`joined`: `_rowtext`, a few
+`memcpy`s a row; Arrow's `binary_join_element_wise`, which takes about 10 ns a part and row,
+constants too, where a part holds nulls or 64-bit offsets). An integer column holding one value
+(the window bounds, -1, of results without a window) is folded into those constant parts
+instead. Ids come from `id_parts` (the parts of the result ids), quoted the same way. A column's
+text is made once per encoding (`Texts`): the window bounds and a key column are parts of the id
+and fields as well. The records come back as one Arrow binary array (one buffer and its offsets,
+no Python object per result); `encode_results_json` makes them a list of `bytes`.
 
 A batch of fewer than `SMALL` results is encoded record by record, as the reference does: the
 column-wise path costs about 0.2 ms whatever the size (some 20 Arrow calls), `orjson.dumps` of a
@@ -46,7 +46,7 @@ row), or one constant for all rows."""
 
 
 class Texts:
-    """The Arrow text of each column of one result batch, made once. Kept by the column's
+    """The text of each column of one result batch, made once. Kept by the column's
     identity, with the column itself (so that its identity cannot pass to another array)."""
 
     def __init__(self) -> None:
@@ -116,6 +116,8 @@ def joined(pieces: list[Part], count: int, kind: pa.DataType) -> pa.Array:
         if isinstance(piece, str):
             parts.append(piece.encode())
         elif isinstance(piece, np.ndarray):
+            if piece.dtype != np.int64:
+                raise TypeError(f"integer parts are int64, not {piece.dtype}")
             parts.append((piece,))
         elif piece.type == pa.string() and piece.null_count == 0:
             _, offsets, data = piece.buffers()

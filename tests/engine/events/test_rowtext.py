@@ -75,3 +75,8 @@ def test_join_refuses_offsets_beyond_the_data_or_rows() -> None:
         b"-9223372036854775808|40|",
         np.array([0, 21, 24], np.int32).tobytes(),
     )
+
+
+def test_joined_refuses_integer_parts_not_int64() -> None:
+    with pytest.raises(TypeError, match="int64"):
+        joined([np.array([1.5, 2.5])], 2, pa.string())
