@@ -13,7 +13,7 @@ help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 venv: $(VENV)/.installed ## create .venv with the pinned Python dependencies (the dev extra: every role's, tests, linters)
-$(VENV)/.installed: pyproject.toml engine-image/streamshift_engine/runtime/_fastconsume.c engine-image/streamshift_engine/runtime/_arenas.c engine-image/streamshift_engine/events/_skippable.c
+$(VENV)/.installed: pyproject.toml engine-image/streamshift_engine/runtime/_fastconsume.c engine-image/streamshift_engine/runtime/_arenas.c engine-image/streamshift_engine/events/_skippable.c engine-image/streamshift_engine/events/_rowtext.c
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip==25.3
 	$(PY) -m pip install -q -e '.[dev]'

@@ -333,23 +333,22 @@ def encode_results_columnar(results: ResultBatch) -> bytes:
 
 def result_ids(results: ResultBatch) -> pa.Array:
     """`results.ids()` as an Arrow string array (from `result_id_parts`)."""
-    parts = result_id_parts(results)
+    parts = result_id_parts(results, result_json.Texts())
     if len(parts) == 1 and isinstance(parts[0], pa.Array):
         return parts[0]
-    return pc.binary_join_element_wise(*parts, "")
+    return result_json.joined(parts, len(results), pa.string())
 
 
-def result_id_parts(results: ResultBatch) -> list[pa.Array | str]:
+def result_id_parts(results: ResultBatch, texts: result_json.Texts) -> list[result_json.Part]:
     """The result ids as parts whose concatenation, row by row, is `results.ids()`: joined by
     Arrow compute when every key column holds integers or strings (whose Arrow text equals
     Python's `str`), window bounds holding one value as constant text; else the whole ids from
-    `ids()`. At least one part is an array. The ids of `places` are written from their integers:
+    `ids()`. Column texts come from `texts` (made once per encoding). At least one part is an
+    array. The ids of `places` are written from their integers:
     `source@`, the partition, `:` and the offset (an array)."""
     if results.places is not None and len(results):
-        starts, ends = (
-            result_json.integer_text(b) for b in (results.window_start, results.window_end)
-        )
-        partition = result_json.integer_text(results.partition)
+        starts, ends = (texts.integers(b) for b in (results.window_start, results.window_end))
+        partition = texts.integers(results.partition)
         offset = pc.cast(pa.array(results.places.offset), pa.string())
         return [
             f"{results.query}|",
@@ -361,7 +360,7 @@ def result_id_parts(results: ResultBatch) -> list[pa.Array | str]:
             ":",
             offset,
         ]
-    key_texts = [_key_text(column) for column in results.keys.values()]
+    key_texts = [_key_text(column, texts) for column in results.keys.values()]
     if len(results) == 0 or any(text is None for text in key_texts):
         return [pa.array(results.ids(), type=pa.string())]
     if not key_texts:
@@ -369,22 +368,21 @@ def result_id_parts(results: ResultBatch) -> list[pa.Array | str]:
             pc.cast(pa.array(b), pa.string()) for b in (results.window_start, results.window_end)
         ]
         return [f"{results.query}|", bounds[0], "|", bounds[1], "|"]
-    starts, ends = (result_json.integer_text(b) for b in (results.window_start, results.window_end))
-    parts: list[pa.Array | str] = [f"{results.query}|", starts, "|", ends, "|"]
+    starts, ends = (texts.integers(b) for b in (results.window_start, results.window_end))
+    parts: list[result_json.Part] = [f"{results.query}|", starts, "|", ends, "|"]
     for index, text in enumerate(key_texts):
         parts += [":", text] if index else [text]
     return parts
 
 
-def _key_text(column: npt.NDArray[Any]) -> pa.Array | None:
-    """An integer or string key column as Arrow text; None for any other column."""
+def _key_text(column: npt.NDArray[Any], texts: result_json.Texts) -> result_json.Part | None:
+    """An integer or string key column as text; None for any other column."""
     if column.dtype.kind in "iu":
-        return pc.cast(pa.array(column), pa.string())
+        return texts.integers(column)
     if column.dtype != object:
         return None
-    try:
-        inferred = pa.array(column)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
+    inferred = texts.inferred(column)
+    if inferred is None:
         return None
     is_text = pa.types.is_string(inferred.type) and inferred.null_count == 0
     return inferred if is_text else None

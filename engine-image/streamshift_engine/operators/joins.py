@@ -37,9 +37,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from streamshift_engine.events.batch import Batch
+from streamshift_engine.events.result_json import joined
 from streamshift_engine.operators.base import Operator
 from streamshift_engine.operators.grouping import group_codes
 from streamshift_engine.operators.join_state import Columns, JoinState
@@ -409,7 +409,7 @@ def _place_pair_ids(first: Places, second: Places) -> Any:
     """`source@partition:offset*source@partition:offset` per pair of input places, as an object
     array of `str`. The texts up to each offset come from a table per partition number (input
     places have few partitions), so only the offsets are formatted and four parts joined (by
-    Python for fewer than `SMALL_IDS` pairs, else by Arrow)."""
+    Python for fewer than `SMALL_IDS` pairs, else by `result_json.joined`)."""
     (one, p1, o1), (two, p2, o2) = first, second
     top = int(max(p1.max(initial=0), p2.max(initial=0))) + 1
     if len(p1) < SMALL_IDS:
@@ -423,16 +423,14 @@ def _place_pair_ids(first: Places, second: Places) -> Any:
         ids[:] = [f"{heads[a]}{b}{middles[c]}{d}" for a, b, c, d in rows]
         return ids
     if top > PARTITION_TEXTS:
-        texts = [pc.cast(pa.array(column), pa.string()) for column in (p1, o1, p2, o2)]
-        joined = pc.binary_join_element_wise(
-            f"{one}@", texts[0], ":", texts[1], f"*{two}@", texts[2], ":", texts[3], ""
-        )
-        return joined.to_numpy(zero_copy_only=False)
+        texts = [np.ascontiguousarray(column, np.int64) for column in (p1, o1, p2, o2)]
+        parts = [f"{one}@", texts[0], ":", texts[1], f"*{two}@", texts[2], ":", texts[3]]
+        return joined(parts, len(p1), pa.string()).to_numpy(zero_copy_only=False)
     heads = pa.array([f"{one}@{p}:" for p in range(top)]).take(pa.array(p1))
     middles = pa.array([f"*{two}@{p}:" for p in range(top)]).take(pa.array(p2))
-    offsets = [pc.cast(pa.array(column), pa.string()) for column in (o1, o2)]
-    joined = pc.binary_join_element_wise(heads, offsets[0], middles, offsets[1], "")
-    return joined.to_numpy(zero_copy_only=False)
+    offsets = [np.ascontiguousarray(column, np.int64) for column in (o1, o2)]
+    pairs = joined([heads, offsets[0], middles, offsets[1]], len(p1), pa.string())
+    return pairs.to_numpy(zero_copy_only=False)
 
 
 def _ahead(code: Index, rank: Index, other_code: Index, other_rank: Index, groups: int) -> Index:

@@ -63,6 +63,15 @@ def identities(batch: Batch, result_keys: Sequence[str]) -> list[str]:
     return texts
 
 
+def identities_at(batch: Batch, result_keys: Sequence[str], rows: npt.NDArray[Any]) -> list[str]:
+    """`identities` of the records at `rows`, taking only the columns identities read (a join's
+    output carries many more)."""
+    read = {*result_keys, WINDOW_START, WINDOW_END}
+    columns = {name: column for name, column in batch.columns.items() if name in read}
+    slim = Batch(batch.source, batch.ts, batch.partition, batch.offset, columns)
+    return identities(slim.take(rows), result_keys)
+
+
 def place_identities(batch: Batch) -> pa.Array:
     """`source@partition:offset` of each record, as an Arrow string array (records without
     result keys or window: their place in the input is their identity)."""

@@ -33,7 +33,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from streamshift_engine.events.result_json import Part, encode_results_json
+from streamshift_engine.events.result_json import Part, Texts, encode_results_json
 from streamshift_engine.events.results import ResultBatch
 from streamshift_engine.events.wire import DeadLetter, result_ids
 from streamshift_engine.runtime.config import WorkerConfig
@@ -232,5 +232,5 @@ class _Known:
     def __init__(self, ids: pa.Array) -> None:
         self.ids = ids
 
-    def __call__(self, _: ResultBatch) -> list[Part]:
+    def __call__(self, _: ResultBatch, __: Texts) -> list[Part]:
         return [self.ids]

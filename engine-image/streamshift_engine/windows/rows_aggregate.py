@@ -27,7 +27,7 @@ from streamshift_engine.operators.stream import (
     MIN_TS,
     WINDOW_END,
     WINDOW_START,
-    identities,
+    identities_at,
     max_ts,
     min_ts,
     stream,
@@ -102,7 +102,7 @@ class RowsWindowAggregate(RecordWindowOperator):
         """Identities of the tuples at layout positions `at`."""
         source, held = lay.source[at], lay.held[at]
         found = np.empty(len(source), dtype=object)
-        found[~held] = identities(batch.take(source[~held]), self.upstream_keys)
+        found[~held] = identities_at(batch, self.upstream_keys, source[~held])
         found[held] = [flat[s][IDENTITY] for s in source[held].tolist()]
         return found
 
